@@ -1,0 +1,50 @@
+"""The model clients and the corpus the pipeline is given, as Protocols.
+
+Production passes sentence-transformers models, LLM HTTP clients and the
+pgvector-backed corpus from ``qa/adapters.py``; tests pass small fakes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+import numpy as np
+
+from qa.pipeline.types import Passage, SourceSentence, Unit
+
+
+class Embedder(Protocol):
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Return one L2-normalised row per text, shape (len(texts), dim)."""
+
+
+class CrossEncoder(Protocol):
+    def predict(self, pairs: Sequence[tuple[str, str]]) -> Sequence[float]:
+        """Return one relevance score per (query, passage) pair; higher is better."""
+
+
+class LLM(Protocol):
+    name: str
+
+    def complete(
+        self, messages: Sequence[dict[str, str]], *, temperature: float = 0.0, max_tokens: int = 512
+    ) -> str:
+        """Return the assistant's reply to a chat (``[{"role", "content"}]``)."""
+
+
+class CorpusIndex(Protocol):
+    """One corpus, searchable lexically and densely at every retrieval unit."""
+
+    def passages(self, unit: Unit) -> Sequence[Passage]:
+        """Every passage of the unit, in a stable order."""
+
+    def passage(self, key: str) -> Passage: ...
+
+    def lexical_search(self, query: str, unit: Unit, k: int) -> list[tuple[str, float]]:
+        """BM25: (passage key, score) best first."""
+
+    def dense_search(self, query_vector: np.ndarray, unit: Unit, k: int) -> list[tuple[str, float]]:
+        """Cosine similarity: (passage key, similarity) best first."""
+
+    def document_sentences(self, document_id: str) -> Sequence[SourceSentence]: ...

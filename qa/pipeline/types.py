@@ -1,0 +1,96 @@
+"""The small frozen values that flow between pipeline stages.
+
+Everything here is plain Python: no Django, no Celery, no ORM. The one adapter
+module (``qa/adapters.py``) turns database rows into these values; tests build
+them by hand.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+Unit = Literal["document", "chunk", "sentence"]
+SupportLabel = Literal["supported", "partial", "unsupported"]
+
+SUPPORTED: SupportLabel = "supported"
+PARTIAL: SupportLabel = "partial"
+UNSUPPORTED: SupportLabel = "unsupported"
+
+
+@dataclass(frozen=True)
+class SourceSentence:
+    """One sentence of a stored document: the thing an answer cites."""
+
+    id: int  # unique within the corpus (the database primary key in production)
+    document_id: str  # the document's external id, e.g. "gold/..._Oman_history"
+    document_title: str
+    ordinal: int  # 0-based position in the document
+    label: str  # "S7" where the source names its sentences, else str(ordinal + 1)
+    text: str
+    start: int = 0  # character offsets into the document text
+    end: int = 0
+
+
+@dataclass(frozen=True)
+class Passage:
+    """A retrieval unit: a whole document, a window of sentences, or one sentence."""
+
+    key: str  # unique within the corpus and unit, e.g. "chunk:812"
+    unit: Unit
+    document_id: str
+    document_title: str
+    text: str
+    sentences: tuple[SourceSentence, ...]
+
+
+@dataclass(frozen=True)
+class ScoredPassage:
+    """A passage with the score that ranked it and every earlier stage's score.
+
+    ``scores`` keys are stage names ("bm25", "dense", "fused", "rerank"); a
+    stage that did not see the passage leaves its key out.
+    """
+
+    passage: Passage
+    score: float
+    scores: dict[str, float] = field(default_factory=dict, compare=False, hash=False)
+
+
+@dataclass(frozen=True)
+class AnswerSentence:
+    text: str
+    citations: tuple[SourceSentence, ...]
+    support: SupportLabel = UNSUPPORTED
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What the pipeline returns for one question.
+
+    A refusal has ``refused=True``, one sentence saying there is insufficient
+    evidence, and no citations. ``disagreement`` is set when well-supported
+    sentences from different documents conflict; ``note`` then says so.
+    """
+
+    sentences: tuple[AnswerSentence, ...]
+    refused: bool = False
+    disagreement: bool = False
+    verified: bool = False
+    note: str = ""
+    retrieved_documents: tuple[str, ...] = ()  # document ids, best first
+
+    @property
+    def text(self) -> str:
+        return " ".join(s.text for s in self.sentences)
+
+    @property
+    def cited_sentences(self) -> tuple[SourceSentence, ...]:
+        seen: dict[int, SourceSentence] = {}
+        for sentence in self.sentences:
+            for cited in sentence.citations:
+                seen.setdefault(cited.id, cited)
+        return tuple(seen.values())
+
+
+REFUSAL_TEXT = "Insufficient evidence: the corpus does not support an answer to this question."
