@@ -1,0 +1,106 @@
+"""REST endpoints for corpora and documents: parse input, call a service or selector, shape output."""
+
+from __future__ import annotations
+
+from django.db.models import Count
+from drf_spectacular.utils import extend_schema
+from rest_framework import generics, status
+from rest_framework.exceptions import PermissionDenied
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from documents import selectors, services
+from documents.api.serializers import CorpusSerializer, DocumentSerializer, UploadSerializer
+
+
+def require_staff(user) -> None:
+    if not user.is_staff:
+        raise PermissionDenied("Only staff may change corpora.")
+
+
+class CorpusListCreate(generics.ListCreateAPIView):
+    serializer_class = CorpusSerializer
+
+    def get_queryset(self):
+        return selectors.corpora_with_counts(self.request.user)
+
+    def perform_create(self, serializer):
+        require_staff(self.request.user)
+        team = serializer.validated_data["team"]
+        if not (self.request.user.is_superuser or team.members.filter(pk=self.request.user.pk).exists()):
+            raise PermissionDenied("You can only create corpora for your own teams.")
+        serializer.instance = services.corpus_create(
+            name=serializer.validated_data["name"],
+            team=team,
+            description=serializer.validated_data.get("description", ""),
+        )
+
+
+class CorpusDetail(generics.RetrieveDestroyAPIView):
+    serializer_class = CorpusSerializer
+
+    def get_queryset(self):
+        return selectors.corpora_with_counts(self.request.user)
+
+    def perform_destroy(self, instance):
+        require_staff(self.request.user)
+        services.corpus_delete(corpus=instance)
+
+
+class CorpusDocuments(APIView):
+    """List a corpus's documents, or upload files into it (staff)."""
+
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(responses=DocumentSerializer(many=True))
+    def get(self, request, pk):
+        corpus = selectors.corpus_get_for_user(request.user, pk=pk)
+        documents = selectors.documents_for_user(request.user).filter(corpus=corpus)
+        return Response(DocumentSerializer(documents, many=True, context={"request": request}).data)
+
+    @extend_schema(request=UploadSerializer, responses={202: DocumentSerializer(many=True)})
+    def post(self, request, pk):
+        corpus = selectors.corpus_get_for_user(request.user, pk=pk)
+        require_staff(request.user)
+        upload = UploadSerializer(data=request.data)
+        upload.is_valid(raise_exception=True)
+        files = upload.validated_data["files"]
+        external_id = upload.validated_data.get("external_id")
+        if external_id and len(files) > 1:
+            return Response({"detail": "external_id can only be given with a single file."}, status=400)
+
+        accepted, errors = [], []
+        for upload_file in files:
+            # One bad file must not stop the others: each is validated and staged alone.
+            try:
+                services.check_upload(filename=upload_file.name, size=upload_file.size)
+                submitted = services.documents_submit(
+                    corpus=corpus,
+                    filename=upload_file.name,
+                    data=upload_file.read(),
+                    uploaded_by=request.user,
+                    external_id=external_id,
+                )
+            except services.IngestError as exc:
+                errors.append({"file": upload_file.name, "detail": str(exc), "status": exc.http_status})
+                continue
+            accepted.extend(
+                {**DocumentSerializer(s.document, context={"request": request}).data, "changed": s.changed}
+                for s in submitted
+            )
+        if not accepted:
+            first = errors[0]
+            return Response({"detail": first["detail"], "errors": errors}, status=first["status"])
+        return Response({"documents": accepted, "errors": errors}, status=status.HTTP_202_ACCEPTED)
+
+
+class DocumentDetail(generics.RetrieveDestroyAPIView):
+    serializer_class = DocumentSerializer
+
+    def get_queryset(self):
+        return selectors.documents_for_user(self.request.user).annotate(sentence_count=Count("sentences"))
+
+    def perform_destroy(self, instance):
+        require_staff(self.request.user)
+        services.document_delete(document=instance)

@@ -1,0 +1,138 @@
+"""Corpora, their documents, and the sentences and chunks that answers cite.
+
+Every ingestion step writes under a unique key ((corpus, external_id),
+(document, ordinal), (document, first_ordinal, last_ordinal)), so running a
+step twice cannot duplicate rows.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from pgvector.django import HnswIndex, VectorField
+
+EMBEDDING_DIM = 384
+
+
+class Team(models.Model):
+    """Analysts who share corpora. Only members read a team's corpora."""
+
+    name = models.CharField(max_length=200, unique=True)
+    members = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="teams", blank=True)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Corpus(models.Model):
+    name = models.CharField(max_length=200, unique=True)
+    description = models.TextField(blank=True)
+    team = models.ForeignKey(Team, on_delete=models.PROTECT, related_name="corpora")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name_plural = "corpora"
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Document(models.Model):
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        PARSING = "parsing"
+        EMBEDDING = "embedding"
+        READY = "ready"
+        FAILED = "failed"
+
+    corpus = models.ForeignKey(Corpus, on_delete=models.CASCADE, related_name="documents")
+    external_id = models.CharField(max_length=500)
+    title = models.CharField(max_length=500)
+    source = models.CharField(max_length=200, blank=True)
+    url = models.URLField(max_length=1000, blank=True)
+    published = models.DateField(null=True, blank=True)
+    filename = models.CharField(max_length=500, blank=True)
+    # Text and hash of the version whose sentences are stored (the live version).
+    text = models.TextField(blank=True)
+    content_hash = models.CharField(max_length=64, blank=True)
+    # A newer version waits here until its sentences and embeddings are ready;
+    # the swap into the fields above happens in one transaction.
+    pending_text = models.TextField(blank=True)
+    pending_hash = models.CharField(max_length=64, blank=True)
+    pending_sentences = models.JSONField(default=list, blank=True)
+    # Mean of the sentence vectors, for document-level dense retrieval.
+    embedding = VectorField(dimensions=EMBEDDING_DIM, null=True, blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    progress = models.PositiveSmallIntegerField(default=0)  # percent of the current stage
+    error = models.TextField(blank=True)
+    uploaded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["corpus", "external_id"], name="document_unique_external_id"),
+        ]
+        indexes = [models.Index(fields=["corpus", "status"])]
+        ordering = ["external_id"]
+
+    def __str__(self) -> str:
+        return self.external_id
+
+
+class Sentence(models.Model):
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="sentences")
+    ordinal = models.PositiveIntegerField()
+    label = models.CharField(max_length=32)  # "S7" where the source names it, else ordinal + 1
+    text = models.TextField()
+    start = models.PositiveIntegerField()
+    end = models.PositiveIntegerField()
+    embedding = VectorField(dimensions=EMBEDDING_DIM)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["document", "ordinal"], name="sentence_unique_ordinal"),
+        ]
+        indexes = [
+            HnswIndex(
+                name="sentence_embedding_hnsw",
+                fields=["embedding"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+            )
+        ]
+        ordering = ["document_id", "ordinal"]
+
+    def __str__(self) -> str:
+        return f"{self.document_id}:{self.label}"
+
+
+class Chunk(models.Model):
+    """A window of consecutive sentences (N=8, overlap 2 by default)."""
+
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="chunks")
+    first_ordinal = models.PositiveIntegerField()
+    last_ordinal = models.PositiveIntegerField()
+    text = models.TextField()
+    embedding = VectorField(dimensions=EMBEDDING_DIM)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["document", "first_ordinal", "last_ordinal"], name="chunk_unique_window"
+            ),
+        ]
+        indexes = [
+            HnswIndex(
+                name="chunk_embedding_hnsw",
+                fields=["embedding"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+            )
+        ]
+        ordering = ["document_id", "first_ordinal"]

@@ -1,0 +1,57 @@
+"""Reads of the documents app, with team scoping in one place."""
+
+from __future__ import annotations
+
+from django.db.models import Count, Q, QuerySet
+from django.http import Http404
+
+from documents.models import Corpus, Document, Sentence
+
+
+def corpora_for_user(user) -> QuerySet[Corpus]:
+    """Corpora the user may read: those of their teams (superusers: all)."""
+    if not user.is_authenticated:
+        return Corpus.objects.none()
+    qs = Corpus.objects.select_related("team")
+    if user.is_superuser:
+        return qs
+    return qs.filter(team__members=user).distinct()
+
+
+def corpus_get_for_user(user, *, pk=None, name=None) -> Corpus:
+    """The corpus, or Http404 when it does not exist or the user may not see it."""
+    qs = corpora_for_user(user)
+    lookup = {"pk": pk} if pk is not None else {"name": name}
+    corpus = qs.filter(**lookup).first()
+    if corpus is None:
+        raise Http404("No such corpus.")
+    return corpus
+
+
+def corpora_with_counts(user) -> QuerySet[Corpus]:
+    return corpora_for_user(user).annotate(
+        document_count=Count("documents", distinct=True),
+        ready_count=Count("documents", filter=Q(documents__status=Document.Status.READY), distinct=True),
+    )
+
+
+def documents_for_user(user) -> QuerySet[Document]:
+    return Document.objects.filter(corpus__in=corpora_for_user(user)).select_related("corpus")
+
+
+def document_get_for_user(user, pk) -> Document:
+    document = documents_for_user(user).filter(pk=pk).first()
+    if document is None:
+        raise Http404("No such document.")
+    return document
+
+
+def document_sentences(document: Document) -> QuerySet[Sentence]:
+    return Sentence.objects.filter(document=document).only("id", "ordinal", "label", "text", "start", "end")
+
+
+def corpus_progress(corpus: Corpus) -> dict[str, int]:
+    counts = dict(
+        Document.objects.filter(corpus=corpus).values_list("status").annotate(n=Count("id")).values_list("status", "n")
+    )
+    return {status: counts.get(status, 0) for status in Document.Status.values}

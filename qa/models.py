@@ -1,0 +1,111 @@
+"""Questions (persisted jobs), their answers, and the citations that back each answer sentence.
+
+Citations copy the cited sentence's document id, label, text and offsets:
+re-ingesting a document replaces its Sentence rows, and an answer an analyst
+already passed on must stay traceable to the exact text it cited.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+from documents.models import Corpus, Sentence
+
+
+class Conversation(models.Model):
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="conversations")
+    corpus = models.ForeignKey(Corpus, on_delete=models.CASCADE, related_name="conversations")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+
+class Question(models.Model):
+    """One asked question and the job that answers it."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="questions")
+    corpus = models.ForeignKey(Corpus, on_delete=models.CASCADE, related_name="questions")
+    conversation = models.ForeignKey(
+        Conversation, null=True, blank=True, on_delete=models.SET_NULL, related_name="questions"
+    )
+    text = models.TextField()
+    # The standalone question retrieval used (follow-ups are rewritten with the conversation).
+    standalone_text = models.TextField(blank=True)
+    preset = models.CharField(max_length=50)
+    config = models.JSONField(default=dict)  # the full preset configuration the run used
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    stage = models.CharField(max_length=32, blank=True)  # the stage running now, for progress
+    error = models.TextField(blank=True)
+    # Retrieval's ranked passages, handed from the retrieval task to the generation task.
+    retrieval = models.JSONField(default=dict, blank=True)
+    trace = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["user", "-created_at"]), models.Index(fields=["status"])]
+
+    def __str__(self) -> str:
+        return self.text[:80]
+
+
+class Answer(models.Model):
+    question = models.OneToOneField(Question, on_delete=models.CASCADE, related_name="answer")
+    text = models.TextField()
+    refused = models.BooleanField(default=False)
+    disagreement = models.BooleanField(default=False)
+    verified = models.BooleanField(default=False)
+    note = models.TextField(blank=True)
+    retrieved_documents = models.JSONField(default=list)  # external ids, best first
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.text[:80]
+
+
+class AnswerSentence(models.Model):
+    class Support(models.TextChoices):
+        SUPPORTED = "supported"
+        PARTIAL = "partial"
+        UNSUPPORTED = "unsupported"
+
+    answer = models.ForeignKey(Answer, on_delete=models.CASCADE, related_name="sentences")
+    ordinal = models.PositiveIntegerField()
+    text = models.TextField()
+    support = models.CharField(max_length=16, choices=Support.choices, default=Support.UNSUPPORTED)
+
+    class Meta:
+        ordering = ["ordinal"]
+        constraints = [
+            models.UniqueConstraint(fields=["answer", "ordinal"], name="answer_sentence_unique_ordinal")
+        ]
+
+
+class Citation(models.Model):
+    answer_sentence = models.ForeignKey(AnswerSentence, on_delete=models.CASCADE, related_name="citations")
+    ordinal = models.PositiveIntegerField()
+    sentence = models.ForeignKey(Sentence, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    document_external_id = models.CharField(max_length=500)
+    document_title = models.CharField(max_length=500)
+    document_pk = models.BigIntegerField(null=True)
+    label = models.CharField(max_length=32)
+    sentence_ordinal = models.PositiveIntegerField()
+    text = models.TextField()
+    start = models.PositiveIntegerField()
+    end = models.PositiveIntegerField()
+
+    class Meta:
+        ordering = ["ordinal"]
+        constraints = [
+            models.UniqueConstraint(fields=["answer_sentence", "ordinal"], name="citation_unique_ordinal")
+        ]

@@ -1,0 +1,122 @@
+"""Shared fixtures: users and corpora, the real embedder, and a real Celery worker process."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.factories import CorpusFactory, TeamFactory, UserFactory
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED_DATA = REPO.parent / "shared" / "data"
+ALL_QUEUES = "ingestion,retrieval,generation,evaluation,default"
+
+
+def shared_data(*parts: str) -> Path:
+    """A path under ../shared/data, or skip the test saying which path is missing."""
+    path = SHARED_DATA.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"benchmark data not found at {path} (../shared/data is absent on this machine)")
+    return path
+
+
+@pytest.fixture
+def team(db):
+    return TeamFactory()
+
+
+@pytest.fixture
+def analyst(team):
+    user = UserFactory()
+    team.members.add(user)
+    return user
+
+
+@pytest.fixture
+def staff(team):
+    user = UserFactory(is_staff=True)
+    team.members.add(user)
+    return user
+
+
+@pytest.fixture
+def outsider(db):
+    return UserFactory()
+
+
+@pytest.fixture
+def corpus(team):
+    return CorpusFactory(team=team)
+
+
+@pytest.fixture(scope="session")
+def embedder():
+    from documents.embedding import get_embedder
+
+    return get_embedder()
+
+
+@pytest.fixture(scope="session")
+def broker_dir(tmp_path_factory):
+    """A broker folder of the test session's own, so no developer's worker steals its tasks."""
+    from groundedqa_site.celery import app
+
+    folder = tmp_path_factory.mktemp("broker")
+    for sub in ("queue", "processed", "control"):
+        (folder / sub).mkdir()
+    app.conf.broker_url = "filesystem://"
+    app.conf.broker_transport_options = {
+        "data_folder_in": str(folder / "queue"),
+        "data_folder_out": str(folder / "queue"),
+        "processed_folder": str(folder / "processed"),
+        "control_folder": str(folder / "control"),
+        "store_processed": False,
+    }
+    return folder
+
+
+@pytest.fixture(scope="session")
+def celery_worker_process(django_db_setup, django_db_blocker, broker_dir, tmp_path_factory):
+    """A real `celery worker` process reading the test database and the session's broker folder."""
+    from django.db import connection
+
+    log = tmp_path_factory.mktemp("worker") / "worker.log"
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "groundedqa_site.settings",
+        "GROUNDEDQA_DATABASE_NAME": connection.settings_dict["NAME"],
+        "CELERY_BROKER_DIR": str(broker_dir),
+        "CELERY_BROKER_URL": "filesystem://",
+    }
+    cmd = [sys.executable, "-m", "celery", "-A", "groundedqa_site", "worker", "-Q", ALL_QUEUES,
+           "--pool=solo", "--loglevel=INFO", "--without-gossip", "--without-mingle", "--without-heartbeat"]
+    with open(log, "wb") as out:
+        process = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 120
+    while b"ready." not in log.read_bytes():
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            pytest.fail(f"the Celery worker did not start:\n{log.read_text()[-3000:]}")
+        time.sleep(0.2)
+    yield process
+    process.terminate()
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
+def wait_for(predicate, *, timeout: float = 120, interval: float = 0.25, message: str = "condition"):
+    """Poll until predicate() is truthy; fail the test naming what never happened."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    pytest.fail(f"timed out after {timeout}s waiting for {message}")
