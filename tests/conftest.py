@@ -61,7 +61,7 @@ def embedder():
     return get_embedder()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="session", autouse=True)
 def broker_dir(tmp_path_factory):
     """A broker folder of the test session's own, so no developer's worker steals its tasks."""
     from groundedqa_site.celery import app
