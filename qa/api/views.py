@@ -1,0 +1,54 @@
+"""REST endpoints for asking questions and reading answers."""
+
+from __future__ import annotations
+
+from django.http import Http404
+from drf_spectacular.utils import extend_schema
+from rest_framework import generics, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from documents.selectors import corpus_get_for_user
+from qa import presets, selectors, services
+from qa.api.serializers import AskSerializer, QuestionSerializer
+from qa.models import Conversation
+
+
+class QuestionListCreate(APIView):
+    @extend_schema(responses=QuestionSerializer(many=True))
+    def get(self, request):
+        questions = selectors.with_answer(selectors.question_history(request.user, search=request.GET.get("q", "")))
+        return Response(QuestionSerializer(questions[:100], many=True, context={"request": request}).data)
+
+    @extend_schema(request=AskSerializer, responses={202: QuestionSerializer})
+    def post(self, request):
+        ask = AskSerializer(data=request.data)
+        ask.is_valid(raise_exception=True)
+        data = ask.validated_data
+        corpus_ref = data["corpus"]
+        if corpus_ref.isdigit():
+            corpus = corpus_get_for_user(request.user, pk=int(corpus_ref))
+        else:
+            corpus = corpus_get_for_user(request.user, name=corpus_ref)
+        conversation = None
+        if "conversation" in data:
+            conversation = Conversation.objects.filter(pk=data["conversation"], user=request.user).first()
+            if conversation is None:
+                raise Http404("No such conversation.")
+        question = services.question_ask(
+            user=request.user, corpus=corpus, text=data["question"], preset=data["preset"], conversation=conversation
+        )
+        body = QuestionSerializer(question, context={"request": request}).data
+        return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["status_url"]})
+
+
+class QuestionDetail(generics.RetrieveAPIView):
+    serializer_class = QuestionSerializer
+
+    def get_object(self):
+        return selectors.question_get_for_user(self.request.user, self.kwargs["pk"])
+
+
+class PresetList(APIView):
+    def get(self, request):
+        return Response([presets.get_preset(name).to_dict() for name in presets.PRESET_NAMES])

@@ -1,0 +1,68 @@
+"""python manage.py ask --corpus NAME [--preset P] [--json] "QUESTION" (runs in this process)."""
+
+from __future__ import annotations
+
+import json
+
+from django.core.management.base import BaseCommand, CommandError
+
+from documents.models import Corpus
+from groundedqa_site.api import ClientError
+from qa import presets, services
+
+
+class Command(BaseCommand):
+    help = "Answer a question from a corpus in this process, with sentence citations."
+
+    def add_arguments(self, parser):
+        parser.add_argument("question")
+        parser.add_argument("--corpus", required=True)
+        parser.add_argument("--preset", default="default", choices=presets.PRESET_NAMES)
+        parser.add_argument("--json", action="store_true", help="Print the answer as JSON.")
+
+    def handle(self, *args, **options):
+        corpus = Corpus.objects.filter(name=options["corpus"]).first()
+        if corpus is None:
+            names = ", ".join(Corpus.objects.values_list("name", flat=True)) or "none yet"
+            raise CommandError(f"No corpus named {options['corpus']!r} (corpora: {names}).")
+        try:
+            question = services.answer_now(corpus=corpus, text=options["question"], preset=options["preset"])
+        except ClientError as exc:
+            raise CommandError(str(exc)) from exc
+        if question.status != question.Status.DONE:
+            raise CommandError(f"The question failed: {question.error}")
+        answer = question.answer
+        if options["json"]:
+            self.stdout.write(json.dumps(as_json(question), indent=2, ensure_ascii=False, default=str))
+            return
+        self.stdout.write(answer.text)
+        for sentence in answer.sentences.all():
+            for citation in sentence.citations.all():
+                self.stdout.write(f"  [{citation.document_external_id} {citation.label}] {citation.text}")
+        if answer.disagreement:
+            self.stdout.write(f"Note: {answer.note}")
+
+
+def as_json(question) -> dict:
+    answer = question.answer
+    return {
+        "answer": answer.text,
+        "refused": answer.refused,
+        "disagreement": answer.disagreement,
+        "verified": answer.verified,
+        "note": answer.note,
+        "sentences": [
+            {
+                "text": sentence.text,
+                "support": sentence.support,
+                "citations": [
+                    {"document": c.document_external_id, "sentence": c.label, "text": c.text}
+                    for c in sentence.citations.all()
+                ],
+            }
+            for sentence in answer.sentences.all()
+        ],
+        "retrieved_documents": answer.retrieved_documents,
+        "preset": question.config,
+        "trace": question.trace,
+    }
