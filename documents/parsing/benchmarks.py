@@ -1,0 +1,196 @@
+"""Loaders for the benchmark corpora in /work/shared/data (see each SOURCE.md).
+
+analyst-bench: ``corpus/<folder>/<name>.txt``; the document id is the path
+under corpus/ without ".txt", which is what the questions' ``doc_id`` uses.
+CLAPNQ: JSONL lines, one passage each; every distinct passage is a document.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import re
+import unicodedata
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from .assemble import TITLE_MAX_CHARS, document_from_sentences, document_from_text, shorten
+from .plaintext import decode_text
+from .segment import segment
+from .types import ParsedDocument, ParseError
+
+_DATE_IN_NAME = re.compile(r"(\d{4})[-_](\d{2})[-_](\d{2})")
+# Daily Mail articles in CNN/DailyMail open with a byline such as
+# "By . Hugo Gye . PUBLISHED: . 06:55 EST, 28 August 2013 . | . UPDATED: . 14:29 EST, 28 August 2013 . "
+_DAILY_MAIL_BYLINE = re.compile(
+    r"^(?:By \..*?)?(?:PUBLISHED: \..*?\d{4} \. \| \. )?UPDATED: \..*?\d{4} \. ", re.S
+)
+
+
+def iter_analyst_bench_corpus(root: Path) -> Iterator[ParsedDocument]:
+    """Every document of analyst-bench, in sorted path order."""
+    corpus = Path(root) / "corpus"
+    if not corpus.is_dir():
+        raise ParseError(f"{root} has no corpus/ folder; pass the analyst-bench directory.")
+    for path in sorted(corpus.rglob("*.txt"), key=lambda p: p.relative_to(corpus).as_posix()):
+        yield _analyst_bench_document(path, path.relative_to(corpus).with_suffix("").as_posix())
+
+
+def analyst_bench_gold_ids(root: Path) -> list[str]:
+    """The doc_ids the questions ask about, in first-asked order, each once."""
+    ids: dict[str, None] = {}
+    for path in sorted((Path(root) / "questions").glob("*.jsonl")):
+        for line_number, record in _jsonl_records(path):
+            doc_id = record.get("doc_id")
+            if not isinstance(doc_id, str) or not doc_id:
+                raise ParseError(f"{path.name}, line {line_number}: the question has no doc_id.")
+            ids.setdefault(doc_id, None)
+    return list(ids)
+
+
+def iter_clapnq(paths: Path | Sequence[Path]) -> Iterator[ParsedDocument]:
+    """One document per distinct passage across all files, with CLAPNQ's own sentences."""
+    seen: set[tuple[str, str]] = set()
+    for path in [paths] if isinstance(paths, (str, Path)) else paths:
+        path = Path(path)
+        for line_number, record in _jsonl_records(path):
+            where = f"{path.name}, line {line_number}"
+            passages = record.get("passages")
+            if not isinstance(passages, list):
+                raise ParseError(f'{where}: expected a "passages" list.')
+            for passage in passages:
+                title, text, sentences = _clapnq_passage(passage, where)
+                if (title, text) in seen:
+                    continue
+                seen.add((title, text))
+                fields = {"external_id": clapnq_passage_id(title, text), "filename": where, "title": title}
+                if sentences:
+                    yield document_from_sentences(sentences, text=text, source="clapnq", **fields)
+                else:
+                    yield document_from_text(text, source="clapnq", **fields)
+
+
+def clapnq_passage_id(title: str, text: str) -> str:
+    """A stable id for a CLAPNQ passage: "clapnq/<slug of title>-<8 hex of sha1(title, text)>".
+
+    Stored documents and imported questions both use it, so the formula must
+    not change once a corpus has been ingested.
+    """
+    digest = hashlib.sha1(f"{title}\x00{text}".encode()).hexdigest()[:8]
+    return f"clapnq/{_slug(title)}-{digest}"
+
+
+def _analyst_bench_document(path: Path, doc_id: str) -> ParsedDocument:
+    folder = doc_id.split("/", 1)[0]
+    filename = f"{doc_id}.txt"
+    if folder == "gold":
+        return _gold_document(path, doc_id, filename)
+    text = decode_text(path.read_bytes(), filename)
+    published = _date_in_name(path.stem)
+    if folder == "cia-world-factbook":
+        first_line, _, body = text.partition("\n")
+        url = first_line.removeprefix("url:").strip() if first_line.startswith("url:") else ""
+        # Two entries (Akrotiri, Dhekelia) are only the url line; they stay in
+        # the corpus, as in the benchmark, with that line as their text.
+        if url and body.strip():
+            text = body
+        # Each line is one "Section: Subsection: value" record: never join two.
+        return document_from_text(
+            text,
+            external_id=doc_id,
+            filename=filename,
+            title=_factbook_country(path.stem),
+            source=folder,
+            url=url,
+            published=published,
+            hard_line_breaks=True,
+        )
+    title = _DAILY_MAIL_BYLINE.sub("", text.lstrip(), count=1) if folder == "abisee" else ""
+    return document_from_text(
+        text,
+        external_id=doc_id,
+        filename=filename,
+        title=_first_sentence(title),
+        source=folder,
+        published=published,
+    )
+
+
+def _gold_document(path: Path, doc_id: str, filename: str) -> ParsedDocument:
+    # Gold files are JSON despite their .txt name; their sentence ids are what
+    # the questions' evidence ids refer to, so boundaries and ids stay as given.
+    try:
+        record = json.loads(decode_text(path.read_bytes(), filename))
+        sentences = record["sentences"]
+        texts = [sentence["text"] for sentence in sentences]
+        labels = [sentence["sid"] for sentence in sentences]
+    except (json.JSONDecodeError, KeyError, TypeError) as exc:
+        raise ParseError(f"{filename}: not a gold document with sentences [{{sid, text}}] ({exc}).") from exc
+    source_dataset = record.get("source_dataset", "")
+    title = ""
+    if "factbook" in source_dataset:
+        country = str(record.get("source", "")) or _factbook_country(path.stem)
+        title = f"{country} (history)" if path.stem.endswith("_history") else country
+    return document_from_sentences(
+        texts,
+        labels=labels,
+        external_id=doc_id,
+        filename=filename,
+        title=title or _first_sentence(texts[0]),
+        source="gold",
+        published=_date_in_name(path.stem),
+    )
+
+
+def _factbook_country(stem: str) -> str:
+    name = stem.split("__", 1)[-1].removesuffix("_history")
+    return name.replace("_", " ")
+
+
+def _first_sentence(text: str) -> str:
+    spans = segment(text[:2000])
+    return shorten(text[spans[0][0] : spans[0][1]], TITLE_MAX_CHARS) if spans else ""
+
+
+def _date_in_name(stem: str) -> datetime.date | None:
+    match = _DATE_IN_NAME.search(stem)
+    if not match:
+        return None
+    try:
+        return datetime.date(*(int(part) for part in match.groups()))
+    except ValueError:
+        return None
+
+
+def _jsonl_records(path: Path) -> Iterator[tuple[int, dict]]:
+    text = decode_text(path.read_bytes(), path.name)
+    for line_number, line in enumerate(text.split("\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ParseError(
+                f"{path.name}, line {line_number}: not valid JSON: {exc.msg} (column {exc.colno})."
+            ) from exc
+        if not isinstance(record, dict):
+            raise ParseError(f"{path.name}, line {line_number}: expected a JSON object.")
+        yield line_number, record
+
+
+def _clapnq_passage(passage: object, where: str) -> tuple[str, str, list[str]]:
+    if not isinstance(passage, dict):
+        raise ParseError(f"{where}: a passage must be a JSON object.")
+    title, text, sentences = passage.get("title", ""), passage.get("text"), passage.get("sentences", [])
+    if not isinstance(title, str) or not isinstance(text, str) or not text.strip():
+        raise ParseError(f'{where}: a passage needs a "title" string and a non-empty "text" string.')
+    if not isinstance(sentences, list) or not all(isinstance(sentence, str) for sentence in sentences):
+        raise ParseError(f'{where}: a passage\'s "sentences" must be a list of strings.')
+    return title, text, sentences
+
+
+def _slug(title: str) -> str:
+    ascii_title = unicodedata.normalize("NFKD", title).encode("ascii", "ignore").decode()
+    slug = re.sub(r"[^a-z0-9]+", "-", ascii_title.lower()).strip("-")
+    return slug[:60].rstrip("-") or "passage"
