@@ -7,4 +7,6 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/", include("documents.api.urls")),
+    path("api/", include("qa.api.urls")),
+    path("", include("ui.urls")),
 ]

@@ -62,17 +62,20 @@ def _cross_encoder(name: str):
         raise ConfigurationError(str(exc)) from exc
 
 
-def get_reranker(config):
-    """The reranker a preset asks for. "cross-encoder" needs QA_RERANKER_MODEL."""
-    from qa.pipeline import rerank
+def get_reranker(kind: str, index) -> tuple[object | None, str | None]:
+    """The reranker a preset asks for, and a note when another one stands in for it.
 
-    kind = config.reranker
+    "cross-encoder" uses QA_RERANKER_MODEL. No cross-encoder weights install
+    offline, so without that setting the evidence reranker (which needs only
+    the embedding model) stands in, and the run's trace says so.
+    """
+    from qa.pipeline.rerank import EvidenceReranker
+
     if kind == "none":
-        return None
+        return None, None
     if kind == "cross-encoder":
-        if not settings.QA_RERANKER_MODEL:
-            # No cross-encoder weights install offline; the preset falls back to
-            # the default reranker and the trace says so.
-            return None
-        return _cross_encoder(settings.QA_RERANKER_MODEL)
-    return rerank.build_default_reranker(get_embedder())
+        if settings.QA_RERANKER_MODEL:
+            return _cross_encoder(settings.QA_RERANKER_MODEL), None
+        note = "reranker: cross-encoder -> evidence (QA_RERANKER_MODEL is not set)"
+        return EvidenceReranker(index, get_embedder()), note
+    return EvidenceReranker(index, get_embedder()), None

@@ -116,15 +116,18 @@ def question_retrieve(*, question_id: int) -> bool:
         standalone = runner.standalone_question(question.text, history, llm=clients.get_llm_or_none())
         trace["timings"]["rewrite"] = time.perf_counter() - started
         index = DjangoCorpusIndex(question.corpus)
+        reranker, substitution = clients.get_reranker(config.reranker, index)
+        if substitution:
+            trace.setdefault("substitutions", []).append(substitution)
         retrieval = runner.retrieve_stage(
             standalone,
             index=index,
             embedder=clients.get_embedder(),
-            reranker=clients.get_reranker(config),
+            reranker=reranker,
             config=config,
             trace=trace,
         )
-    except clients.ConfigurationError as exc:
+    except (clients.ConfigurationError, runner.PipelineError) as exc:
         question.trace = trace
         _fail(question, str(exc))
         return False
@@ -164,7 +167,7 @@ def question_generate(*, question_id: int) -> Answer | None:
             llm=clients.get_llm_or_none(),
             trace=trace,
         )
-    except clients.ConfigurationError as exc:
+    except (clients.ConfigurationError, runner.PipelineError) as exc:
         question.trace = trace
         _fail(question, str(exc))
         return None

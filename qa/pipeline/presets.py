@@ -1,0 +1,163 @@
+"""Pipeline presets as data: every stage parameter a run uses, by name.
+
+``bm25`` .. ``verify`` reproduce the report's baseline and extensions 1-6
+(../shared/data/analyst-bench/SOURCE.md); ``default`` is our best
+configuration, chosen by bench/retrieval_quality.py and the evaluation
+harness. A run stores ``to_dict()`` of its preset, so results stay
+reproducible when the defaults change.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, replace
+from typing import Literal
+
+from qa.pipeline.answering import AnswerConfig
+from qa.pipeline.retrieval import RetrievalConfig
+
+RerankerKind = Literal["none", "evidence", "cross-encoder"]
+
+
+@dataclass(frozen=True)
+class PipelineConfig:
+    name: str
+    description: str
+    retrieval: RetrievalConfig | None  # None: no retrieval at all (llm-only)
+    reranker: RerankerKind = "none"
+    answer: AnswerConfig = field(default_factory=AnswerConfig)
+    # Passages from the top of the ranking that answering may read, across attempts.
+    answer_passages: int = 6
+    # Refuse before generating when the retrieval confidence is below this
+    # (best passage's dense cosine similarity); None turns the check off.
+    min_retrieval_confidence: float | None = None
+    report_configuration: str | None = None  # the report's row this preset reproduces
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> PipelineConfig:
+        data = dict(data)
+        retrieval = data.pop("retrieval")
+        answer = data.pop("answer")
+        known_answer = {k: v for k, v in answer.items() if k in AnswerConfig.__dataclass_fields__}
+        return cls(
+            retrieval=RetrievalConfig(**retrieval) if retrieval is not None else None,
+            answer=AnswerConfig(**known_answer),
+            **{k: v for k, v in data.items() if k in cls.__dataclass_fields__},
+        )
+
+
+_BM25_DOCUMENTS = RetrievalConfig(unit="document", method="bm25", candidates=20, rerank_depth=0, top_k=1)
+_LLM_ANSWER = AnswerConfig(
+    generator="llm", citation_strategy="overlap", verifier="lexical", max_attempts=1,
+    refuse_when_nothing_supported=False, detect_disagreement=False,
+)
+
+PRESETS: dict[str, PipelineConfig] = {}
+
+
+def _register(config: PipelineConfig) -> None:
+    PRESETS[config.name] = config
+
+
+_register(PipelineConfig(
+    name="bm25",
+    description="Report baseline: BM25 over whole documents; the top document's 3 sentences that overlap "
+    "the question most are the answer. No generation.",
+    retrieval=_BM25_DOCUMENTS,
+    answer=AnswerConfig(
+        generator="overlap", citation_strategy="overlap", verifier="lexical", max_attempts=1,
+        refuse_when_nothing_supported=False, detect_disagreement=False,
+        extractive_min_sentences=3, extractive_max_sentences=3,
+    ),
+    answer_passages=1,
+    report_configuration="BM25 baseline",
+))
+_register(PipelineConfig(
+    name="llm-only",
+    description="Report 'LLM only': the LLM answers from its own knowledge, no retrieval, no citations.",
+    retrieval=None,
+    answer=replace(_LLM_ANSWER, citation_strategy="none"),
+    answer_passages=0,
+    report_configuration="LLM only",
+))
+_register(PipelineConfig(
+    name="rag",
+    description="Report ext. 1: BM25 top document as context for the LLM; word-overlap citations.",
+    retrieval=_BM25_DOCUMENTS,
+    answer=_LLM_ANSWER,
+    answer_passages=1,
+    report_configuration="Ext 1 RAG",
+))
+_register(PipelineConfig(
+    name="rerank",
+    description="Report ext. 2: BM25 documents reranked by a cross-encoder (QA_RERANKER_MODEL; without one, "
+    "the evidence reranker stands in and the trace says so).",
+    retrieval=replace(_BM25_DOCUMENTS, candidates=20, rerank_depth=20),
+    reranker="cross-encoder",
+    answer=_LLM_ANSWER,
+    answer_passages=1,
+    report_configuration="Ext 2 cross-encoder rerank",
+))
+_register(PipelineConfig(
+    name="llm-cite",
+    description="Report ext. 3: as rerank, with citations extracted by the LLM.",
+    retrieval=replace(_BM25_DOCUMENTS, candidates=20, rerank_depth=20),
+    reranker="cross-encoder",
+    answer=replace(_LLM_ANSWER, citation_strategy="llm", replace_generated_citations=True),
+    answer_passages=1,
+    report_configuration="Ext 3 LLM citations",
+))
+_register(PipelineConfig(
+    name="hybrid",
+    description="Report ext. 4: BM25 + dense documents fused by min-max interpolation (alpha 0.5), reranked.",
+    retrieval=RetrievalConfig(unit="document", method="hybrid", fusion="minmax", alpha=0.5,
+                              candidates=20, rerank_depth=20, top_k=1),
+    reranker="cross-encoder",
+    answer=replace(_LLM_ANSWER, citation_strategy="llm", replace_generated_citations=True),
+    answer_passages=1,
+    report_configuration="Ext 4 hybrid",
+))
+_register(PipelineConfig(
+    name="chunk",
+    description="Report ext. 5: hybrid retrieval over 8-sentence chunks (overlap 2); the best chunk is the context.",
+    retrieval=RetrievalConfig(unit="chunk", method="hybrid", fusion="minmax", alpha=0.5,
+                              candidates=50, rerank_depth=30, top_k=3),
+    reranker="cross-encoder",
+    answer=replace(_LLM_ANSWER, citation_strategy="llm", replace_generated_citations=True),
+    answer_passages=1,
+    report_configuration="Ext 5 chunking",
+))
+_register(PipelineConfig(
+    name="verify",
+    description="Report ext. 6: chunk retrieval, LLM answer and citations, LLM verification; on failure "
+    "regenerate from the next chunk, up to 3 attempts.",
+    retrieval=RetrievalConfig(unit="chunk", method="hybrid", fusion="minmax", alpha=0.5,
+                              candidates=50, rerank_depth=30, top_k=3),
+    reranker="cross-encoder",
+    answer=replace(_LLM_ANSWER, citation_strategy="llm", replace_generated_citations=True,
+                   verifier="llm", max_attempts=3, refuse_when_nothing_supported=True),
+    answer_passages=3,
+    report_configuration="Ext 6 verification",
+))
+_register(PipelineConfig(
+    name="default",
+    description="Our best, no LLM needed: hybrid chunk retrieval, evidence reranking, extractive answer with "
+    "exact citations, lexical verification with retries, refusal and disagreement checks.",
+    retrieval=RetrievalConfig(unit="chunk", method="hybrid", fusion="minmax", alpha=0.5,
+                              candidates=50, rerank_depth=50, top_k=8),
+    reranker="evidence",
+    answer=AnswerConfig(generator="extractive", citation_strategy="embedding", verifier="lexical",
+                        max_attempts=3, passages_per_attempt=1),
+    answer_passages=6,
+))
+
+PRESET_NAMES: tuple[str, ...] = tuple(PRESETS)
+
+
+def get_preset(name: str) -> PipelineConfig:
+    try:
+        return PRESETS[name]
+    except KeyError:
+        raise KeyError(f"unknown preset {name!r}; choose one of {', '.join(PRESET_NAMES)}") from None

@@ -1,0 +1,264 @@
+"""Small, dependency-free text helpers shared by generation, citation and verification.
+
+Everything here is deliberately crude and deterministic: these helpers decide
+lexical overlap, which numbers and names a sentence asserts, and where an LLM's
+prose splits into sentences. They must behave identically on answer text and on
+source text, so both sides go through the same normalisation.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import numpy as np
+
+STOPWORDS = frozenset(
+    """
+    a about above after again against all also am an and any are as at be because been
+    before being below between both but by can could did do does doing down during each
+    few for from further had has have having he her here hers herself him himself his how
+    i if in into is it its itself just me more most my myself no nor not now of off on
+    once only or other our ours ourselves out over own same she should so some such than
+    that the their theirs them themselves then there these they this those through to too
+    under until up very was we were what when where which while who whom why will with
+    would you your yours yourself yourselves per via upon among amid within without onto
+    however therefore thus meanwhile moreover furthermore although though whereas while
+    yet still since ago even ever many much may might must shall one ones another either
+    neither whether according said says say told st nd rd th""".split()
+)
+
+# Words an answer uses to talk about its sources rather than to assert facts.
+# They never appear in the cited sentence, so counting them would punish every
+# "The article states that ..." answer.
+META_WORDS = frozenset(
+    """
+    article articles report reports reported reporting text context source sources document
+    documents passage passages state states stated mention mentions mentioned note notes
+    noted describe describes described explain explains explained indicate indicates
+    indicated suggest suggests suggested provide provides provided information""".split()
+)
+
+# Capitalised words that start sentences without naming anything.
+_NOT_NAMES = STOPWORDS | META_WORDS | frozenset({"i", "overall", "today", "yes"})
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z'\u2019-]*|\d[\d,]*(?:\.\d+)?")
+_NUMBER = re.compile(
+    r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?\s*(%|percent\b|per cent\b|"
+    r"thousand\b|million\b|billion\b|trillion\b|bn\b)?",
+    re.IGNORECASE,
+)
+_SCALE = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "bn": 1e9, "trillion": 1e12}
+_NUMBER_WORDS = frozenset(
+    "one two three four five six seven eight nine ten eleven twelve twenty thirty forty fifty "
+    "hundred hundreds thousand thousands million millions billion billions half dozen".split()
+)
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased word and number tokens, possessives removed."""
+    out = []
+    for token in _WORD.findall(text):
+        token = token.lower().replace("\u2019", "'").strip("'-")
+        if token.endswith("'s"):
+            token = token[:-2]
+        if token:
+            out.append(token)
+    return out
+
+
+def stem(word: str) -> str:
+    """A tiny suffix stripper: enough to match 'elections'/'election', 'ceded'/'cede'."""
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    for suffix in ("ing", "ed", "es", "s"):
+        if len(word) > len(suffix) + 3 and word.endswith(suffix) and not word.endswith("ss"):
+            return word[: -len(suffix)]
+    return word
+
+
+def content_words(text: str) -> set[str]:
+    """Stemmed words that carry meaning: no stopwords, no source-talk, no bare numbers."""
+    return {
+        stem(w)
+        for w in words(text)
+        if w not in STOPWORDS and w not in META_WORDS and not w[0].isdigit() and len(w) > 1
+    }
+
+
+def number_mentions(text: str) -> list[tuple[float, str, int, int]]:
+    """(value, kind, start, end) per number: "percent", "money", "year", "ordinal" or "amount".
+
+    Scale words are applied ("3.2 million" -> 3200000.0); percentages keep
+    their face value, so "12%" and "12 percent" agree.
+    """
+    mentions = []
+    for match in _NUMBER.finditer(text):
+        whole, fraction, unit = match.groups()
+        value = round(float(whole.replace(",", "") + (fraction or "")), 6)
+        unit = (unit or "").lower()
+        if unit in _SCALE:
+            value = round(value * _SCALE[unit], 6)
+        digits_end = match.end(2) if fraction else match.end(1)
+        if unit.startswith(("%", "percent", "per cent")):
+            kind = "percent"
+        elif re.match(r"(?:st|nd|rd|th)\b", text[digits_end:], re.IGNORECASE):
+            kind = "ordinal"
+        elif re.search(r"(?:[$\u20ac\u00a3]|\bUSD|\bEUR)\s*$", text[: match.start()]):
+            kind = "money"
+            # "$100m", "\u00a381.2k": a letter scale is unambiguous right after money.
+            letter = re.match(r"(m|k)\b", text[digits_end:])
+            if letter and not unit:
+                value = round(value * (1e6 if letter.group(1) == "m" else 1e3), 6)
+        elif not unit and is_year(value):
+            kind = "year"
+        else:
+            kind = "amount"
+        mentions.append((value, kind, match.start(), match.end()))
+    return mentions
+
+
+def numbers(text: str) -> set[float]:
+    """The numeric values a text asserts (see ``number_mentions``)."""
+    return {value for value, _, _, _ in number_mentions(text)}
+
+
+def has_quantity(text: str) -> bool:
+    """True when the text states an amount: a digit that is not a bare year, or a number word."""
+    for value in numbers(text):
+        if not is_year(value):
+            return True
+    return any(w in _NUMBER_WORDS or "-half" in w for w in words(text))
+
+
+def is_year(value: float) -> bool:
+    return value.is_integer() and 1800 <= value <= 2100
+
+
+def capitalised_names(text: str) -> set[str]:
+    """Lower-cased capitalised words that are likely names (Oman, Qaboos, ECOWAS).
+
+    The first word is skipped: grammar capitalises it ("Despite", "Critics"),
+    and a name there is usually repeated, or stated by the cited sentence's
+    subject, anyway. Single letters ("U.S." splits into "u", "s") are skipped.
+    """
+    names = set()
+    for index, match in enumerate(re.finditer(r"[A-Za-z][A-Za-z'\u2019-]*", text)):
+        token = match.group()
+        if index == 0 or not token[0].isupper():
+            continue
+        normal = words(token)
+        if normal and len(normal[0]) > 1 and normal[0] not in _NOT_NAMES:
+            names.add(normal[0])
+    return names
+
+
+def name_present(name: str, pool: set[str]) -> bool:
+    """Whether a name, or a form of it, is in ``pool``: "Russian" matches "Russia",
+    "Ukrainian" matches "Ukraine", but "Austria" does not match "Australia"."""
+    if name in pool:
+        return True
+    for word in pool:
+        short, long = sorted((name, word), key=len)
+        if len(short) >= 4 and long.startswith(short):
+            return True
+        if len(short) >= 6 and long[:6] == short[:6]:
+            return True
+    return False
+
+
+_ABBREVIATIONS = re.compile(
+    r"\b(?:U\.S|U\.K|U\.N|E\.U|Mr|Mrs|Ms|Dr|St|Gen|Col|Lt|Sgt|Rep|Sen|Gov|Jan|Feb|Mar|Apr|Jun|Jul|"
+    r"Aug|Sep|Sept|Oct|Nov|Dec|No|Fig|approx|e\.g|i\.e|vs|etc|Inc|Ltd|Co)\.",
+)
+_PROTECTED_DOT = "\u2024"  # one-dot leader: looks like a dot, is not a sentence end
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split prose into sentences; good enough for short LLM answers.
+
+    Citation markers that follow the full stop ("... 1970. [3] Next ...") stay
+    with the sentence before them.
+    """
+    protected = _ABBREVIATIONS.sub(lambda m: m.group().replace(".", _PROTECTED_DOT), text)
+    pieces: list[str] = []
+    for line in protected.splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        pieces.extend(re.split(r"(?<=[.!?])\s+(?=[\"'\u201c(\[]?[A-Z0-9\[])", line))
+    merged: list[str] = []
+    for piece in pieces:
+        leading = re.match(r"^((?:\s*\[[^\]]{1,40}\])+)\s*(.*)$", piece)
+        if leading and merged:
+            merged[-1] = merged[-1] + " " + leading.group(1).strip()
+            piece = leading.group(2)
+        if piece.strip():
+            merged.append(piece.strip())
+    return [p.replace(_PROTECTED_DOT, ".") for p in merged]
+
+
+def jaccard(a: set[str], b: set[str]) -> float:
+    return len(a & b) / len(a | b) if a or b else 0.0
+
+
+def coverage(needles: set[str], haystack: set[str]) -> float:
+    """Share of ``needles`` found in ``haystack``; 1.0 when there is nothing to find."""
+    return len(needles & haystack) / len(needles) if needles else 1.0
+
+
+def cosine_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Cosine similarities between rows; re-normalises because fakes may not."""
+    a = np.atleast_2d(np.asarray(a, dtype=np.float32))
+    b = np.atleast_2d(np.asarray(b, dtype=np.float32))
+    a = a / np.maximum(np.linalg.norm(a, axis=1, keepdims=True), 1e-12)
+    b = b / np.maximum(np.linalg.norm(b, axis=1, keepdims=True), 1e-12)
+    return a @ b.T
+
+
+def unique_sentences(groups: Sequence[Sequence]) -> list:
+    """Flatten sentence groups keeping the first occurrence of each sentence id."""
+    seen: set[int] = set()
+    out = []
+    for group in groups:
+        for sentence in group:
+            if sentence.id not in seen:
+                seen.add(sentence.id)
+                out.append(sentence)
+    return out
+
+
+_QUANTITY_QUESTION = re.compile(
+    r"\bhow (?:many|much)\b|\bwhat (?:percentage|percent|proportion|share|fraction)\b|"
+    r"\b(?:exact|total)\b[\w\s'\u2019-]{0,30}?\b(?:number|amount|figure|count|cost|budget|value|size)\b",
+    re.IGNORECASE,
+)
+
+
+def question_expects_quantity(question: str) -> bool:
+    """True for questions whose answer must state an amount ("how many", "what percentage")."""
+    return bool(_QUANTITY_QUESTION.search(question))
+
+
+_ID_PART = re.compile(r"(?:[Ss](?:entence)?\s*)?(\d+)")
+_ID_RANGE = re.compile(r"(?:[Ss](?:entence)?\s*)?(\d+)\s*[-\u2013]\s*(?:[Ss](?:entence)?\s*)?(\d+)")
+
+
+def id_tokens(group: str) -> list[tuple[str, int]]:
+    """Parse a citation id list ("3, 5", "S3; S5", "2-4", "Sources: 1 and 2") into (raw, number).
+
+    The raw form is kept so that ids the caller drops can be reported as the
+    model wrote them.
+    """
+    group = re.sub(r"^\s*(?:sources?|refs?|citations?)\s*:?\s*", "", group, flags=re.IGNORECASE)
+    out: list[tuple[str, int]] = []
+    for part in re.split(r"\s*(?:[,;&]|\band\b)\s*", group.strip()):
+        part = part.strip()
+        span = _ID_RANGE.fullmatch(part)
+        if span and 0 < int(span[2]) - int(span[1]) <= 10:
+            out.extend((str(n), n) for n in range(int(span[1]), int(span[2]) + 1))
+            continue
+        single = _ID_PART.fullmatch(part)
+        if single:
+            out.append((part, int(single[1])))
+    return out

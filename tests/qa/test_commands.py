@@ -1,0 +1,41 @@
+"""The ask and presets commands."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from qa.pipeline.presets import PRESET_NAMES
+
+
+@pytest.mark.django_db
+def test_ask_json_gives_answer_sentences_with_document_and_label_citations(westmere):
+    out = io.StringIO()
+    call_command("ask", "What is the capital of Westmere?", "--corpus", westmere.name, "--json", stdout=out)
+    body = json.loads(out.getvalue())
+    assert {"answer", "refused", "sentences", "preset", "trace"} <= set(body)
+    assert "Arlen" in body["answer"]
+    citation = body["sentences"][0]["citations"][0]
+    assert citation["document"] == "country-profile"
+    assert citation["sentence"].isdigit()
+    assert citation["text"] in body["answer"] or citation["text"]
+    assert body["preset"]["name"] == "default"
+
+
+@pytest.mark.django_db
+def test_ask_names_an_unknown_corpus(westmere):
+    with pytest.raises(CommandError, match="No corpus named 'nope'"):
+        call_command("ask", "Anything?", "--corpus", "nope", stdout=io.StringIO())
+
+
+def test_presets_lists_every_preset_with_its_parameters():
+    out = io.StringIO()
+    call_command("presets", "--json", stdout=out)
+    presets = json.loads(out.getvalue())
+    assert [p["name"] for p in presets] == list(PRESET_NAMES)
+    assert {"bm25", "llm-only", "rag", "rerank", "llm-cite", "hybrid", "chunk", "verify", "default"} == set(PRESET_NAMES)
+    default = next(p for p in presets if p["name"] == "default")
+    assert default["retrieval"]["unit"] and default["answer"]["max_attempts"] >= 1
