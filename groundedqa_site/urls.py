@@ -8,5 +8,6 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/", include("documents.api.urls")),
     path("api/", include("qa.api.urls")),
+    path("api/", include("review.api.urls")),
     path("", include("ui.urls")),
 ]

@@ -1,0 +1,190 @@
+"""python manage.py evaluate --benchmark NAME [--preset P|all] [--split S] [--json OUT] [--limit N]
+python manage.py evaluate --compare RUN_A RUN_B
+
+Runs every case of the benchmark through each preset in this process (one
+EvaluationRun per preset, kept for --compare and the API), with a progress
+bar, and prints the metrics. On analyst-bench's train split the table has the
+report's layout: the published numbers, the report's own outputs re-scored by
+the same metric code in this run, and ours.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError
+from tqdm import tqdm
+
+from groundedqa_site.api import ClientError
+from review import selectors
+from review.evaluation import reference
+from review.evaluation.compare import compare_results, format_comparison
+from review.evaluation.report import COLUMNS, REPORT_COLUMNS, format_comparison_table
+from review.models import Benchmark, EvaluationRun
+from review.services import evaluation as service
+
+WIDE_COLUMNS = (
+    "recall_at_1",
+    "recall_at_5",
+    "mrr",
+    "citation_f1",
+    "evidence_score",
+    "answer_token_f1",
+    "refusal_f1",
+    "jafs",
+    "answer_score",
+    "combined",
+)
+
+
+class Command(BaseCommand):
+    help = "Evaluate QA presets on a benchmark, or compare two evaluation runs."
+    # Tests and scripts may pass their own answer function and judge through call_command.
+    stealth_options = ("answer_fn", "judge")
+
+    def add_arguments(self, parser):
+        parser.add_argument("--benchmark", help="Benchmark name.")
+        parser.add_argument(
+            "--preset", default=None, help="A preset name, or 'all' (default: QA_DEFAULT_PRESET)."
+        )
+        parser.add_argument("--split", choices=["train", "dev", "test"], help="Default: every split.")
+        parser.add_argument("--limit", type=int, help="Only the first N cases (in split, case id order).")
+        parser.add_argument(
+            "--json", type=Path, dest="json_out", help='Write {"metrics", "cases", "preset"} here.'
+        )
+        parser.add_argument("--convention", choices=list(service.CONVENTIONS), default="report")
+        parser.add_argument("--user", help="Username the questions are asked as (default: none).")
+        parser.add_argument("--compare", nargs=2, type=int, metavar=("RUN_A", "RUN_B"))
+
+    def handle(self, *args, **options):
+        if options["compare"]:
+            return self._compare(*options["compare"])
+        if not options["benchmark"]:
+            raise CommandError("Give --benchmark NAME (or --compare RUN_A RUN_B).")
+        benchmark = Benchmark.objects.filter(name=options["benchmark"]).select_related("corpus").first()
+        if benchmark is None:
+            raise CommandError(f"No benchmark named {options['benchmark']!r}.")
+        answer_fn = options.get("answer_fn")
+        preset = options["preset"] or settings.QA_DEFAULT_PRESET
+        try:
+            presets = list(service.preset_names()) if preset == "all" else [preset]
+        except ClientError as exc:
+            raise CommandError(str(exc)) from exc
+        user = self._user(options["user"])
+        runs = [self._run(benchmark, name, options, user, answer_fn) for name in presets]
+        # A run that answered nothing measured the setup (no LLM, say), not the preset.
+        ours = {run.preset: run.metrics for run in runs if run.status == EvaluationRun.Status.DONE}
+        self.stdout.write(self._table(benchmark, ours, options["split"]))
+        if len(runs) == 1:
+            for key, value in runs[0].metrics.items():
+                self.stdout.write(f"  {key}: {'-' if value is None else f'{value:.4f}'}")
+        if options["json_out"]:
+            payloads = [self._payload(run) for run in runs]
+            data = payloads[0] if len(payloads) == 1 else {"runs": payloads}
+            options["json_out"].write_text(json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8")
+            self.stdout.write(f"Wrote {options['json_out']}.")
+        failed = [run for run in runs if run.status != EvaluationRun.Status.DONE]
+        if failed:
+            raise CommandError(
+                "; ".join(f"run {run.pk} ({run.preset}) failed: {run.error}" for run in failed)
+            )
+
+    def _user(self, username: str | None):
+        if not username:
+            return None
+        user = get_user_model().objects.filter(username=username).first()
+        if user is None:
+            raise CommandError(f"No user named {username!r}.")
+        return user
+
+    def _run(self, benchmark, preset, options, user, answer_fn) -> EvaluationRun:
+        try:
+            config = service.preset_config(preset)
+        except ClientError as exc:
+            if answer_fn is None:
+                raise CommandError(str(exc)) from exc
+            config = {"name": preset}  # an injected answer function brings its own pipeline
+        try:
+            run = service.evaluation_run_create(
+                benchmark=benchmark,
+                preset=preset,
+                user=user,
+                split=options["split"] or "",
+                limit=options["limit"],
+                convention=options["convention"],
+                config=config,
+                enqueue=False,
+            )
+        except ClientError as exc:
+            raise CommandError(str(exc)) from exc
+        extra = {} if "judge" not in options else {"judge": options["judge"]}
+        with tqdm(total=run.progress_total, desc=preset, unit="case", disable=None) as bar:
+            run = service.evaluation_run_execute(
+                run_id=run.pk, answer_fn=answer_fn, on_progress=bar.update, **extra
+            )
+        self.stdout.write(
+            f"run {run.pk}: preset {preset}, {run.progress_total} case(s) of {benchmark.name} "
+            f"v{run.benchmark_version}, {run.status}{f' ({run.error})' if run.error else ''}"
+        )
+        return run
+
+    def _table(self, benchmark: Benchmark, ours: dict, split: str | None) -> str:
+        title = f"{benchmark.name} v{benchmark.version}, split {split or 'all'}"
+        if benchmark.source_format == "analyst-bench" and split == "train":
+            source = Path(benchmark.source_path)
+            data_dir = source.parent if source.name == "analyst-bench" else None
+            try:
+                rescored = reference.rescore_reference("train", data_dir=data_dir)
+            except (OSError, ValueError) as exc:
+                self.stderr.write(f"warning: the report's outputs could not be re-scored: {exc}")
+                rescored = {}
+            return format_comparison_table(rescored, ours, title=f"{title} (the report's table layout)")
+        columns = [key for key in WIDE_COLUMNS if key in COLUMNS] or list(REPORT_COLUMNS)
+        return format_comparison_table(ours=ours, published={}, columns=columns, title=title)
+
+    def _payload(self, run: EvaluationRun) -> dict:
+        cases = [
+            {
+                "case_id": result.gold_case.case_id,
+                "split": result.gold_case.split,
+                "question": result.gold_case.question,
+                "gold_revision": result.gold_revision,
+                "question_id": result.question_id,
+                "answer_id": result.answer_id,
+                "prediction": result.prediction,
+                "metrics": result.metrics,
+                "error": result.error,
+            }
+            for result in selectors.run_case_results(run)
+        ]
+        return {
+            "run": run.pk,
+            "benchmark": {"name": run.benchmark.name, "version": run.benchmark_version},
+            "split": run.split or None,
+            "preset": {"name": run.preset, "config": run.preset_config},
+            "metrics": run.metrics,
+            "cases": cases,
+        }
+
+    def _compare(self, run_a_id: int, run_b_id: int) -> None:
+        runs = {run.pk: run for run in EvaluationRun.objects.filter(pk__in=[run_a_id, run_b_id])}
+        for run_id in (run_a_id, run_b_id):
+            if run_id not in runs:
+                raise CommandError(f"No evaluation run {run_id}.")
+            if runs[run_id].status != EvaluationRun.Status.DONE:
+                raise CommandError(f"Run {run_id} is {runs[run_id].status}, not done: nothing to compare.")
+        run_a, run_b = runs[run_a_id], runs[run_b_id]
+        if run_a.benchmark_id != run_b.benchmark_id:
+            self.stderr.write("warning: the runs are on different benchmarks; cases are matched by split/id.")
+
+        def rows(run):
+            return {
+                selectors.evaluation_case_id(r.gold_case): r.metrics for r in selectors.run_case_results(run)
+            }
+
+        comparison = compare_results(run_a.metrics, run_b.metrics, rows(run_a), rows(run_b))
+        label_a, label_b = f"run {run_a.pk} {run_a.preset}", f"run {run_b.pk} {run_b.preset}"
+        self.stdout.write(format_comparison(comparison, label_a, label_b))

@@ -1,0 +1,164 @@
+"""Benchmarks: create one, or import a validated ImportPlan in one transaction.
+
+The files are read and validated first (review.benchmark_files), so an import
+either writes everything or nothing. Importing again into the same benchmark
+updates changed cases (with a revision), adds new ones and leaves the rest;
+the benchmark's version goes up once per import that changed anything.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.db import transaction
+
+from documents.models import Corpus, Document, Team
+from documents.services import Submitted, corpus_create, document_stage
+from groundedqa_site.api import ClientError
+from review.benchmark_files import CaseSpec, ImportPlan
+from review.models import Benchmark, GoldCase
+from review.services.gold import apply_changes, bump_version, lock_benchmark, record_revision
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    benchmark: Benchmark
+    corpus: Corpus
+    created: int
+    revised: int
+    unchanged: int
+    staged: list[Submitted] = field(default_factory=list)
+
+    @property
+    def documents_to_embed(self) -> list[int]:
+        """New or changed documents, and any an earlier import left waiting for a worker."""
+        return [
+            submitted.document.pk
+            for submitted in self.staged
+            if submitted.changed or submitted.document.status != Document.Status.READY
+        ]
+
+
+def benchmark_create(
+    *,
+    name: str,
+    corpus: Corpus,
+    user=None,
+    description: str = "",
+    source_format: str = "",
+    source_path: str = "",
+) -> Benchmark:
+    name = (name or "").strip()
+    if not name:
+        raise ClientError("A benchmark needs a name.")
+    if Benchmark.objects.filter(name=name).exists():
+        raise ClientError(f"A benchmark named {name!r} already exists.", http_status=409)
+    return Benchmark.objects.create(
+        name=name,
+        corpus=corpus,
+        description=description,
+        source_format=source_format,
+        source_path=source_path[:1000],
+        created_by=user,
+    )
+
+
+def _case_fields(spec: CaseSpec) -> dict:
+    return {
+        "question": spec.question,
+        "split": spec.split,
+        "gold_documents": list(spec.gold_documents),
+        "gold_evidence": list(spec.gold_evidence),
+        "evidence_texts": dict(spec.evidence_texts),
+        "reference_answer": spec.reference_answer,
+        "answerable": spec.answerable,
+        "rubric": spec.rubric,
+    }
+
+
+def _corpus(name: str, team_name: str) -> Corpus:
+    corpus = Corpus.objects.filter(name=name).first()
+    if corpus is None:
+        team, _ = Team.objects.get_or_create(name=team_name)
+        corpus = corpus_create(name=name, team=team)
+    return corpus
+
+
+def benchmark_import(
+    *,
+    name: str,
+    plan: ImportPlan,
+    corpus_name: str,
+    source_format: str,
+    source_path: str = "",
+    team_name: str = "Analysts",
+    user=None,
+    enqueue: bool = True,
+) -> ImportResult:
+    """Stage the plan's documents into the corpus (created if missing) and write its cases.
+
+    With ``enqueue`` the workers embed the staged documents after commit;
+    without it the caller embeds them (``ImportResult.documents_to_embed``).
+    """
+    with transaction.atomic():
+        corpus = _corpus(corpus_name, team_name)
+        benchmark = Benchmark.objects.filter(name=name).first()
+        if benchmark is None:
+            benchmark = benchmark_create(
+                name=name, corpus=corpus, user=user, source_format=source_format, source_path=str(source_path)
+            )
+        elif benchmark.corpus_id != corpus.pk:
+            raise ClientError(
+                f"Benchmark {name!r} is on corpus {benchmark.corpus.name!r}, not {corpus.name!r}.",
+                http_status=409,
+            )
+        benchmark = lock_benchmark(benchmark)
+        filename = Path(source_path).name if source_path else ""
+        staged = [
+            document_stage(
+                corpus=corpus, parsed=document, filename=filename, uploaded_by=user, enqueue=enqueue
+            )
+            for document in plan.documents
+        ]
+        existing = {
+            (case.split, case.case_id): case
+            for case in GoldCase.objects.select_for_update().filter(benchmark=benchmark)
+        }
+        new = [spec for spec in plan.cases if (spec.split, spec.case_id) not in existing]
+        changed = [
+            (existing[spec.split, spec.case_id], spec)
+            for spec in plan.cases
+            if (spec.split, spec.case_id) in existing
+            and any(
+                getattr(existing[spec.split, spec.case_id], k) != v for k, v in _case_fields(spec).items()
+            )
+        ]
+        if new or changed:
+            version = bump_version(benchmark)
+            note = f"imported from {filename or source_format}"
+            for spec in new:
+                case = GoldCase.objects.create(
+                    benchmark=benchmark,
+                    corpus=corpus,
+                    case_id=spec.case_id,
+                    provenance=GoldCase.Provenance.IMPORTED,
+                    metadata=spec.metadata,
+                    created_by=user,
+                    **_case_fields(spec),
+                )
+                record_revision(case, benchmark_version=version, user=user, note=note)
+            for case, spec in changed:
+                case.metadata = spec.metadata
+                apply_changes(case, _case_fields(spec), benchmark_version=version, user=user, note=note)
+        if source_path and benchmark.source_path != str(source_path)[:1000]:
+            benchmark.source_format, benchmark.source_path = source_format, str(source_path)[:1000]
+            benchmark.save(update_fields=["source_format", "source_path", "updated_at"])
+    return ImportResult(
+        benchmark=benchmark,
+        corpus=corpus,
+        created=len(new),
+        revised=len(changed),
+        unchanged=len(plan.cases) - len(new) - len(changed),
+        staged=staged,
+    )

@@ -1,0 +1,291 @@
+"""Evaluation runs: ask every gold case through a preset, store what came back, score it.
+
+Answers come from ``qa.services.answer_now`` (in-process, persisted as usual
+Question/Answer rows, so an analyst can review them and a correction flows
+back into the gold case). The numbers come from ``review.evaluation.evaluate``;
+this module only gathers inputs and stores results.
+
+A run is claimed atomically (queued -> running) so two workers never run it
+twice; each case's result is stored under (run, gold case) as soon as it is
+answered, so a run picked up again after a crash resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+from collections.abc import Callable, Mapping
+from datetime import timedelta
+
+from django.db import transaction
+from django.db.models import F, Q, Value
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from groundedqa_site.api import ClientError
+from qa.models import Answer, AnswerSentence, Question
+from review import selectors
+from review.evaluation import Prediction, evaluate, evidence_key
+from review.evaluation.metrics import unique_in_order
+from review.evaluation.reference import SPLITS
+from review.models import Benchmark, EvaluationCaseResult, EvaluationRun, GoldCase
+from review.services.judge import configured_judge, judge_score
+
+logger = logging.getLogger(__name__)
+
+# A running run whose progress has not moved for this long may be claimed again.
+STALE_RUN_AFTER = timedelta(minutes=30)
+CONVENTIONS = ("report", "stated")
+FROM_SETTINGS = object()
+
+AnswerFn = Callable[..., Question]
+
+
+def default_answer_fn(*, corpus, text: str, preset: str, user=None) -> Question:
+    from qa.services import answer_now
+
+    return answer_now(corpus=corpus, text=text, preset=preset, user=user)
+
+
+def preset_names() -> tuple[str, ...]:
+    try:
+        from qa.presets import PRESET_NAMES
+    except ImportError as exc:
+        raise ClientError(f"The QA presets are not available: {exc}.", http_status=503) from exc
+    return tuple(PRESET_NAMES)
+
+
+def preset_config(name: str) -> dict:
+    """The preset's full configuration as JSON-ready data, stored with the run."""
+    if name not in preset_names():
+        raise ClientError(f"Unknown preset {name!r}; use one of {', '.join(preset_names())}.")
+    from qa.presets import get_preset
+
+    config = get_preset(name)
+    if dataclasses.is_dataclass(config) and not isinstance(config, type):
+        config = dataclasses.asdict(config)
+    elif hasattr(config, "to_dict"):
+        config = config.to_dict()
+    elif not isinstance(config, Mapping):
+        config = vars(config)
+    return json.loads(json.dumps(dict(config), default=str))
+
+
+def evaluation_run_create(
+    *,
+    benchmark: Benchmark,
+    preset: str,
+    user=None,
+    split: str = "",
+    limit: int | None = None,
+    convention: str = "report",
+    config: dict | None = None,
+    enqueue: bool = True,
+) -> EvaluationRun:
+    """A queued run; with ``enqueue`` a worker on the evaluation queue starts it after commit.
+
+    ``config`` skips the preset lookup (for callers that bring their own
+    answer function, such as tests).
+    """
+    split = split or ""
+    if split and split not in SPLITS:
+        raise ClientError(f"Unknown split {split!r}; use one of {', '.join(SPLITS)}, or none for all.")
+    if limit is not None and limit < 1:
+        raise ClientError("The limit must be at least 1.")
+    if convention not in CONVENTIONS:
+        raise ClientError(f"Unknown convention {convention!r}; use one of {', '.join(CONVENTIONS)}.")
+    if config is None:
+        config = preset_config(preset)
+    cases = GoldCase.objects.filter(benchmark=benchmark, **({"split": split} if split else {}))
+    total = min(cases.count(), limit or 10**9)
+    if total == 0:
+        raise ClientError(
+            f"Benchmark {benchmark.name!r} has no cases{f' in split {split}' if split else ''}."
+        )
+    with transaction.atomic():
+        run = EvaluationRun.objects.create(
+            benchmark=benchmark,
+            benchmark_version=Benchmark.objects.get(pk=benchmark.pk).version,
+            preset=preset,
+            preset_config=config,
+            split=split,
+            case_limit=limit,
+            convention=convention,
+            progress_total=total,
+            created_by=user,
+        )
+        if enqueue:
+            from review.tasks import run_evaluation
+
+            run_id = run.pk
+            transaction.on_commit(lambda: run_evaluation.delay(run_id))
+    return run
+
+
+def _claim(run_id: int) -> bool:
+    now = timezone.now()
+    claimable = Q(status=EvaluationRun.Status.QUEUED) | Q(
+        status=EvaluationRun.Status.RUNNING, updated_at__lt=now - STALE_RUN_AFTER
+    )
+    return (
+        EvaluationRun.objects.filter(claimable, pk=run_id).update(
+            status=EvaluationRun.Status.RUNNING, started_at=Coalesce("started_at", Value(now)), updated_at=now
+        )
+        == 1
+    )
+
+
+def evaluation_run_execute(
+    *,
+    run_id: int,
+    answer_fn: AnswerFn | None = None,
+    judge=FROM_SETTINGS,
+    on_progress: Callable[[int], None] | None = None,
+) -> EvaluationRun | None:
+    """Answer and score every case of a queued run; None when the run was not claimable."""
+    if not _claim(run_id):
+        logger.info("evaluation run %s: not claimable (done, running elsewhere or gone)", run_id)
+        return None
+    run = EvaluationRun.objects.select_related("benchmark", "created_by").get(pk=run_id)
+    answer_fn = answer_fn or default_answer_fn
+    try:
+        judge = configured_judge() if judge is FROM_SETTINGS else judge
+        cases = selectors.run_cases(run)
+        done = set(EvaluationCaseResult.objects.filter(run=run).values_list("gold_case_id", flat=True))
+        EvaluationRun.objects.filter(pk=run.pk).update(
+            progress_total=len(cases), progress_done=len(done), updated_at=timezone.now()
+        )
+        if on_progress and done:
+            on_progress(len(done))
+        for case in cases:
+            if case.pk in done:
+                continue
+            _answer_case(run, case, answer_fn, judge)
+            EvaluationRun.objects.filter(pk=run.pk).update(
+                progress_done=F("progress_done") + 1, updated_at=timezone.now()
+            )
+            if on_progress:
+                on_progress(1)
+        return _finish(run, cases)
+    except Exception as exc:  # noqa: BLE001 - the failure is reported on the run, where its owner looks
+        logger.exception("evaluation run %s failed", run_id)
+        EvaluationRun.objects.filter(pk=run.pk).update(
+            status=EvaluationRun.Status.FAILED,
+            error=f"{type(exc).__name__}: {exc}",
+            finished_at=timezone.now(),
+            updated_at=timezone.now(),
+        )
+        run.refresh_from_db()
+        return run
+
+
+def _answer_case(run: EvaluationRun, case: GoldCase, answer_fn: AnswerFn, judge) -> EvaluationCaseResult:
+    question, answer, error = None, None, ""
+    try:
+        question = answer_fn(corpus=case.corpus, text=case.question, preset=run.preset, user=run.created_by)
+    except Exception as exc:  # noqa: BLE001 - one unanswered case scores as a failure; the run goes on
+        logger.exception("evaluation run %s: case %s could not be answered", run.pk, case)
+        error = f"{type(exc).__name__}: {exc}"
+    if question is not None:
+        answer = Answer.objects.filter(question=question).first()
+        if answer is None:
+            error = question.error or f"the question ended {question.status} without an answer"
+    prediction = prediction_payload(question, answer) if answer is not None else {}
+    if answer is not None and judge is not None:
+        prediction["answer_score"], problem = judge_score(
+            judge,
+            question=case.question,
+            answer=answer.text,
+            reference=case.reference_answer,
+            rubric=case.rubric,
+        )
+        error = error or problem
+    result, _ = EvaluationCaseResult.objects.update_or_create(
+        run=run,
+        gold_case=case,
+        defaults={
+            "gold_revision": case.revision,
+            "question": question,
+            "answer": answer,
+            "prediction": prediction,
+            "error": error,
+        },
+    )
+    return result
+
+
+def prediction_payload(question: Question, answer: Answer) -> dict:
+    """What the metrics need from a stored answer, as JSON (the fields of evaluation.Prediction)."""
+    sentences = list(
+        AnswerSentence.objects.filter(answer=answer).prefetch_related("citations").order_by("ordinal")
+    )
+    cited: dict[str, str] = {}
+    for sentence in sentences:
+        for citation in sorted(sentence.citations.all(), key=lambda c: c.ordinal):
+            cited.setdefault(evidence_key(citation.document_external_id, citation.label), citation.text)
+    support = None
+    if answer.verified and sentences:
+        supported = sum(1 for s in sentences if s.support == AnswerSentence.Support.SUPPORTED)
+        support = supported / len(sentences)
+    timings = (question.trace or {}).get("timings", {}) if isinstance(question.trace, dict) else {}
+    return {
+        "answer": answer.text,
+        "refused": answer.refused,
+        "retrieved_documents": list(unique_in_order(answer.retrieved_documents or [])),
+        "cited_evidence": list(cited),
+        "cited_texts": list(cited.values()),
+        "support_score": support,
+        "answer_score": None,
+        "stage_latency": {k: float(v) for k, v in timings.items() if isinstance(v, int | float)},
+    }
+
+
+def _prediction(case_id: str, payload: dict) -> Prediction:
+    return Prediction(
+        case_id=case_id,
+        answer=payload.get("answer", ""),
+        refused=bool(payload.get("refused")),
+        retrieved_documents=tuple(payload.get("retrieved_documents", ())),
+        cited_evidence=tuple(payload.get("cited_evidence", ())),
+        cited_texts=tuple(payload.get("cited_texts", ())),
+        support_score=payload.get("support_score"),
+        answer_score=payload.get("answer_score"),
+        stage_latency=dict(payload.get("stage_latency") or {}),
+    )
+
+
+def _finish(run: EvaluationRun, cases: list[GoldCase]) -> EvaluationRun:
+    results = {r.gold_case_id: r for r in EvaluationCaseResult.objects.filter(run=run)}
+    gold_texts: dict[str, str] = {}
+    for case in cases:
+        gold_texts.update(case.evidence_texts or {})
+    predictions = [
+        _prediction(selectors.evaluation_case_id(case), results[case.pk].prediction)
+        for case in cases
+        if case.pk in results and results[case.pk].prediction
+    ]
+    outcome = evaluate(
+        [selectors.gold_value(case) for case in cases], predictions, gold_texts, convention=run.convention
+    )
+    rows = {row["case_id"]: row for row in outcome.per_case}
+    for case in cases:
+        if case.pk in results:
+            results[case.pk].metrics = rows[selectors.evaluation_case_id(case)]
+    EvaluationCaseResult.objects.bulk_update(results.values(), ["metrics"])
+    failed = [result for result in results.values() if not result.prediction]
+    run.metrics = outcome.metrics
+    run.progress_done = len(cases)
+    if failed and len(failed) == len(cases):
+        # Nothing was answered (say, a preset that needs an LLM on a site without one):
+        # the zeros would measure the setup, not the pipeline.
+        run.status = EvaluationRun.Status.FAILED
+        run.error = f"All {len(cases)} case(s) got no answer; the first: {failed[0].error}"
+    else:
+        run.status = EvaluationRun.Status.DONE
+        run.error = ""
+        if failed:
+            run.error = f"{len(failed)} of {len(cases)} case(s) got no answer; see their results."
+    run.finished_at = timezone.now()
+    run.save(update_fields=["metrics", "status", "progress_done", "error", "finished_at", "updated_at"])
+    return run

@@ -1,0 +1,36 @@
+"""The LLM that scores answers 1-5 against a case's rubric, when one is configured.
+
+No LLM configured (QA_LLM_PROVIDER=none) means no judge: answer_score and
+combined stay None. They are never estimated from other metrics.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from qa.pipeline.llm import LLMError
+from qa.pipeline.prompts import judge_answer
+from qa.pipeline.protocols import LLM
+
+logger = logging.getLogger(__name__)
+
+
+def configured_judge() -> LLM | None:
+    """The site's LLM (qa.clients, built from the QA_LLM_* settings); None without a provider."""
+    from qa import clients
+
+    return clients.get_llm_or_none()
+
+
+def judge_score(
+    judge: LLM, *, question: str, answer: str, reference: str, rubric
+) -> tuple[float | None, str]:
+    """(score 1-5 or None, problem); an unreachable judge leaves the case unjudged, not zero."""
+    try:
+        score = judge_answer(judge, question, answer, reference, rubric)
+    except LLMError as exc:
+        logger.warning("judge failed: %s", exc)
+        return None, f"judge failed: {exc}"
+    if score is None:
+        return None, "the judge's reply held no 1-5 score"
+    return float(score), ""
