@@ -205,6 +205,8 @@ class LLMGenerator:
 
     def generate(self, question: str, passages: Sequence[ScoredPassage]) -> Draft:
         sentences = self._fit_context(question, _passage_sentences(passages))
+        if not sentences:
+            return Draft((), (), refused=True, notes=("no evidence sentences",))
         context = number_context(sentences)
         messages = generation_messages(question, context)
         raw = self.llm.complete(messages, temperature=0.0, max_tokens=self.max_tokens)

@@ -118,7 +118,7 @@ class LexicalVerifier:
         return VerificationResult(verdicts)
 
     def _judge(self, text: str, cited: str, title: str, similarity: float | None) -> Verdict:
-        share = round(coverage(content_words(text), content_words(cited)), 4)
+        share = round(coverage(content_words(text), content_words(f"{cited} {title}")), 4)
         missing = _missing_numbers(numbers(text), numbers(cited))
         if missing:
             shown = ", ".join(f"{n:g}" for n in missing)

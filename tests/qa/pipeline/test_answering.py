@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from qa.pipeline.answering import AnswerConfig, generate_verified_answer
@@ -42,6 +44,7 @@ def answer(question, passages, *, config=None, llm=None, **kw):
     )
     assert result.sentences, "an answer always has at least one sentence"
     assert all(s.support in LABELS for s in result.sentences)
+    json.dumps(trace)  # the trace is stored as JSON
     return result, trace
 
 

@@ -268,6 +268,12 @@ def test_parse_caps_runaway_output():
     assert len(parsed.sentences) == 4
 
 
+def test_llm_generator_refuses_empty_context_without_a_call():
+    llm = ScriptedLLM([])
+    assert LLMGenerator(llm).generate("Q?", ranked(make_passage("empty/doc", []))).refused
+    assert llm.calls == []
+
+
 def test_llm_generator_returns_trace_material():
     llm = ScriptedLLM(["Muscat is the capital [3, 12]."])
     draft = LLMGenerator(llm).generate("What is the capital?", ranked(OMAN))

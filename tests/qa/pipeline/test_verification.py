@@ -6,6 +6,7 @@ import pytest
 
 from qa.pipeline.generation import DraftSentence
 from qa.pipeline.prompts import DATA_CLOSE, DATA_OPEN
+from qa.pipeline.text import name_present, number_mentions, numbers
 from qa.pipeline.types import PARTIAL, SUPPORTED, UNSUPPORTED
 from qa.pipeline.verification import (
     LexicalVerifier,
@@ -198,3 +199,53 @@ def test_find_conflicts_against_other_top_passages():
     assert "Factbook 2010 gives 3.2 million" in text and "Census 2020 gives 4.1 million" in text
     assert conflicts[0].to_trace()["about"] == ["oman", "population"]
     assert find_conflicts(QUESTION, answer_doc.sentences, [answer_doc, agreeing]) == []
+
+
+# --- the text helpers the verifier relies on -------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("3.2 million people", {3_200_000.0}),
+        ("3,200,000 people", {3_200_000.0}),
+        ("interest payments of $100m (£81.2m)", {100_000_000.0, 81_200_000.0}),
+        ("cut by 40% or 40 percent", {40.0}),
+        ("the 19th century", {19.0}),
+        ("sentence S3 and COVID-19", {19.0}),
+    ],
+)
+def test_numbers_are_normalised(text, expected):
+    assert numbers(text) == expected
+
+
+def test_ordinals_are_their_own_kind():
+    assert [kind for _, kind, _, _ in number_mentions("the 19th century, 1905 and 5%")] == [
+        "ordinal",
+        "year",
+        "percent",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("name", "pool", "present"),
+    [
+        ("russian", {"russia"}, True),
+        ("ukrainian", {"ukraine"}, True),
+        ("western", {"west"}, True),
+        ("austria", {"australia"}, False),
+        ("oman", {"muscat"}, False),
+    ],
+)
+def test_name_forms(name, pool, present):
+    assert name_present(name, pool) is present
+
+
+def test_a_sentence_is_about_its_documents_subject():
+    (sentence,) = make_passage(
+        "factbook/dominica", ["The island became independent in 1978."], title="Dominica"
+    ).sentences
+    verdict = LexicalVerifier().verify(
+        "Q?", [DraftSentence("In 1978 Dominica became independent.", (sentence,))]
+    )
+    assert verdict.verdicts[0].label == SUPPORTED
