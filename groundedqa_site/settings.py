@@ -81,6 +81,7 @@ INSTALLED_APPS = [
     "documents",
     "qa",
     "review",
+    "ui",
 ]
 
 MIDDLEWARE = [

@@ -1,0 +1,126 @@
+// Ask page: follow each pending question job until it is done, then swap in
+// the server-rendered answer. Polls the REST API (session auth).
+(function () {
+  "use strict";
+
+  var STEPS = ["queued", "retrieval", "generation", "done"];
+  var MESSAGES = {
+    queued: "Queued: waiting for a worker…",
+    retrieval: "Retrieving and ranking passages…",
+    generation: "Writing and verifying the answer…",
+    done: "Done.",
+  };
+
+  function announce(text) {
+    var live = document.getElementById("live-announcer");
+    if (!live) {
+      live = document.createElement("div");
+      live.id = "live-announcer";
+      live.className = "visually-hidden";
+      live.setAttribute("aria-live", "polite");
+      live.setAttribute("role", "status");
+      document.body.appendChild(live);
+    }
+    live.textContent = "";
+    window.setTimeout(function () { live.textContent = text; }, 50);
+  }
+
+  function stepOf(job) {
+    if (job.status === "done") return "done";
+    if (job.status === "failed") return "failed";
+    if (job.stage === "retrieval" || job.stage === "generation") return job.stage;
+    return "queued";
+  }
+
+  function showStep(turn, step) {
+    var position = STEPS.indexOf(step);
+    turn.querySelectorAll(".progress-steps li").forEach(function (li) {
+      var index = STEPS.indexOf(li.dataset.step);
+      var state = index < position ? "complete" : index === position ? "current" : "pending";
+      li.className = state;
+      var hidden = li.querySelector(".visually-hidden");
+      if (hidden) hidden.textContent = " (" + state + ")";
+    });
+    var status = turn.querySelector(".job-status");
+    if (status && MESSAGES[step]) {
+      status.innerHTML = '<span class="spinner" aria-hidden="true"></span> ';
+      status.appendChild(document.createTextNode(MESSAGES[step]));
+    }
+  }
+
+  function replaceTurn(turn, finalStep) {
+    return fetch(turn.dataset.turnUrl, { credentials: "same-origin", headers: { "X-Requested-With": "fetch" } })
+      .then(function (response) {
+        if (!response.ok) throw new Error("HTTP " + response.status);
+        return response.text();
+      })
+      .then(function (html) {
+        var holder = document.createElement("div");
+        holder.innerHTML = html.trim();
+        var fresh = holder.firstElementChild;
+        turn.replaceWith(fresh);
+        if (finalStep === "done") {
+          var sentences = fresh.querySelectorAll(".answer-sentence").length;
+          var refused = fresh.querySelector(".answer-refused");
+          announce(refused ? "No answer: the corpus does not support one." : "Answer ready: " + sentences + " sentence(s).");
+        } else {
+          announce("The question failed. " + (fresh.querySelector(".job-status") || {}).textContent);
+        }
+      });
+  }
+
+  function follow(turn) {
+    var delay = 700;
+    var lastStep = null;
+    function poll() {
+      fetch(turn.dataset.statusUrl, { credentials: "same-origin", headers: { Accept: "application/json" } })
+        .then(function (response) {
+          if (!response.ok) throw new Error("HTTP " + response.status);
+          return response.json();
+        })
+        .then(function (job) {
+          var step = stepOf(job);
+          if (step !== lastStep) {
+            lastStep = step;
+            turn.dataset.step = step;
+            if (step !== "done" && step !== "failed") {
+              showStep(turn, step);
+              announce(MESSAGES[step]);
+            }
+          }
+          if (step === "done" || step === "failed") return replaceTurn(turn, step);
+          delay = Math.min(delay * 1.3, 3000);
+          window.setTimeout(poll, delay);
+        })
+        .catch(function () {
+          // A hiccup (server restart, network): keep trying, more slowly.
+          delay = Math.min(delay * 2, 10000);
+          window.setTimeout(poll, delay);
+        });
+    }
+    poll();
+  }
+
+  document.querySelectorAll("[data-pending='true']").forEach(follow);
+
+  var form = document.getElementById("ask-form");
+  if (form) {
+    var textarea = form.querySelector("textarea");
+    if (textarea) {
+      // Ctrl/Cmd+Enter asks, as in most chat tools; Enter alone makes a new line.
+      textarea.addEventListener("keydown", function (event) {
+        if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
+          event.preventDefault();
+          form.requestSubmit();
+        }
+      });
+    }
+    form.addEventListener("submit", function () {
+      var button = form.querySelector("button[type='submit']");
+      if (button) {
+        // Disabled after the submit event has been dispatched, so the form still posts.
+        window.setTimeout(function () { button.disabled = true; button.textContent = "Asking…"; }, 0);
+      }
+    });
+  }
+})();

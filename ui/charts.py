@@ -1,0 +1,176 @@
+"""Inline SVG charts rendered on the server: no JavaScript, no chart library.
+
+Pure functions from numbers to SVG markup. Every text is escaped here, so the
+templates may mark the result safe. Each chart carries a <title> and <desc>
+for screen readers; the pages also show the same numbers in a table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from html import escape
+
+# Colour-blind-safe palette (Okabe-Ito), in a fixed order.
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
+
+
+def colour(index: int) -> str:
+    return PALETTE[index % len(PALETTE)]
+
+
+@dataclass(frozen=True)
+class BarGroup:
+    label: str  # e.g. a preset
+    values: dict[str, float | None]  # metric -> value in [0, 1]
+    reference: dict[str, float | None]  # metric -> the report's value, drawn as a tick
+
+
+def _fmt(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3f}"
+
+
+def grouped_bars(
+    groups: list[BarGroup], metrics: list[tuple[str, str]], *, title: str, width: int = 720, height: int = 260
+) -> str:
+    """One group of bars per preset, one bar per metric; a black tick marks the report's value."""
+    if not groups:
+        return ""
+    left, right, top, bottom = 40, 10, 12, 44
+    plot_w, plot_h = width - left - right, height - top - bottom
+    group_w = plot_w / len(groups)
+    bar_w = max(4.0, min(26.0, (group_w - 12) / max(1, len(metrics))))
+    parts = [
+        f'<svg class="chart" viewBox="0 0 {width} {height}" role="img" '
+        'aria-labelledby="chart-bars-title chart-bars-desc" '
+        f'xmlns="http://www.w3.org/2000/svg">',
+        f'<title id="chart-bars-title">{escape(title)}</title>',
+        '<desc id="chart-bars-desc">'
+        + escape(
+            "; ".join(
+                f"{g.label}: " + ", ".join(f"{name} {_fmt(g.values.get(key))}" for key, name in metrics)
+                for g in groups
+            )
+        )
+        + "</desc>",
+    ]
+    for tick in range(0, 11, 2):
+        y = top + plot_h - plot_h * tick / 10
+        parts.append(f'<line class="grid" x1="{left}" x2="{width - right}" y1="{y:.1f}" y2="{y:.1f}"/>')
+        parts.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{tick / 10:.1f}</text>')
+    parts.append(
+        f'<line class="axis" x1="{left}" x2="{width - right}" y1="{top + plot_h}" y2="{top + plot_h}"/>'
+    )
+    for gi, group in enumerate(groups):
+        x0 = left + gi * group_w + (group_w - bar_w * len(metrics)) / 2
+        for mi, (key, name) in enumerate(metrics):
+            value = group.values.get(key)
+            x = x0 + mi * bar_w
+            if value is None:
+                parts.append(
+                    f'<text x="{x + bar_w / 2 - 1:.1f}" y="{top + plot_h - 4}" text-anchor="middle" '
+                    f'font-size="10" fill="#6b7280">n/a</text>'
+                )
+            else:
+                h = plot_h * max(0.0, min(1.0, value))
+                parts.append(
+                    f'<rect x="{x:.1f}" y="{top + plot_h - h:.1f}" width="{bar_w - 2:.1f}" height="{h:.1f}" '
+                    f'fill="{colour(mi)}">'
+                    f"<title>{escape(group.label)} {escape(name)}: {_fmt(value)}</title></rect>"
+                )
+            reference = group.reference.get(key)
+            if reference is not None:
+                y = top + plot_h - plot_h * max(0.0, min(1.0, reference))
+                parts.append(
+                    f'<line x1="{x - 1:.1f}" x2="{x + bar_w - 1:.1f}" y1="{y:.1f}" y2="{y:.1f}" '
+                    'stroke="#111" '
+                    f'stroke-width="2.5"><title>report {escape(name)}: {_fmt(reference)}</title></line>'
+                )
+        label_x = left + gi * group_w + group_w / 2
+        parts.append(
+            f'<text x="{label_x:.1f}" y="{top + plot_h + 16}" text-anchor="middle">'
+            f"{escape(group.label)}</text>"
+        )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+@dataclass(frozen=True)
+class Point:
+    when: datetime
+    value: float
+    label: str  # shown on hover: run id, preset...
+
+
+def lines_over_time(
+    series: dict[str, list[Point]],
+    *,
+    title: str,
+    width: int = 720,
+    height: int = 240,
+    colour_of: dict[str, int] | None = None,
+) -> str:
+    """One line per series (e.g. per preset) of a 0..1 metric over the runs' finishing times.
+
+    ``colour_of`` maps a series to its palette position (default: its position in ``series``), so a
+    legend drawn elsewhere uses the same colours.
+    """
+    points = [p for values in series.values() for p in values]
+    if not points:
+        return ""
+    left, right, top, bottom = 40, 12, 12, 36
+    plot_w, plot_h = width - left - right, height - top - bottom
+    start = min(p.when for p in points).timestamp()
+    end = max(p.when for p in points).timestamp()
+    span = end - start or 1.0
+
+    def x_of(point: Point) -> float:
+        return left + (plot_w * (point.when.timestamp() - start) / span if end > start else plot_w / 2)
+
+    def y_of(value: float) -> float:
+        return top + plot_h - plot_h * max(0.0, min(1.0, value))
+
+    parts = [
+        f'<svg class="chart" viewBox="0 0 {width} {height}" role="img" '
+        'aria-labelledby="chart-lines-title chart-lines-desc" '
+        f'xmlns="http://www.w3.org/2000/svg">',
+        f'<title id="chart-lines-title">{escape(title)}</title>',
+        '<desc id="chart-lines-desc">'
+        + escape(
+            "; ".join(
+                f"{name}: " + ", ".join(f"{p.label} {_fmt(p.value)}" for p in values)
+                for name, values in series.items()
+            )
+        )
+        + "</desc>",
+    ]
+    for tick in range(0, 11, 2):
+        y = y_of(tick / 10)
+        parts.append(f'<line class="grid" x1="{left}" x2="{width - right}" y1="{y:.1f}" y2="{y:.1f}"/>')
+        parts.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{tick / 10:.1f}</text>')
+    parts.append(
+        f'<line class="axis" x1="{left}" x2="{width - right}" y1="{top + plot_h}" y2="{top + plot_h}"/>'
+    )
+    first, last = min(points, key=lambda p: p.when), max(points, key=lambda p: p.when)
+    parts.append(
+        f'<text x="{left}" y="{height - 10}" text-anchor="start">'
+        f"{escape(first.when.strftime('%d %b %H:%M'))}</text>"
+    )
+    if end > start:
+        parts.append(
+            f'<text x="{width - right}" y="{height - 10}" text-anchor="end">'
+            f"{escape(last.when.strftime('%d %b %H:%M'))}</text>"
+        )
+    for position, (name, values) in enumerate(series.items()):
+        index = (colour_of or {}).get(name, position)
+        ordered = sorted(values, key=lambda p: p.when)
+        path = " ".join(f"{x_of(p):.1f},{y_of(p.value):.1f}" for p in ordered)
+        if len(ordered) > 1:
+            parts.append(f'<polyline fill="none" stroke="{colour(index)}" stroke-width="2" points="{path}"/>')
+        for p in ordered:
+            parts.append(
+                f'<circle cx="{x_of(p):.1f}" cy="{y_of(p.value):.1f}" r="4" fill="{colour(index)}">'
+                f"<title>{escape(name)} · {escape(p.label)}: {_fmt(p.value)}</title></circle>"
+            )
+    parts.append("</svg>")
+    return "".join(parts)

@@ -1,0 +1,137 @@
+"""Shaping evaluation runs for the pages: metric tables beside the report's numbers, chart inputs.
+
+Pure functions over loaded runs; no queries.
+"""
+
+from __future__ import annotations
+
+from review.evaluation.evaluate import AGGREGATE_KEYS
+from review.evaluation.reference import (
+    CONFIGURATION_LABELS,
+    PRESET_CONFIGURATIONS,
+    REPORTED_RESULTS,
+)
+from ui.charts import BarGroup, Point, grouped_bars, lines_over_time
+
+METRIC_LABELS = {
+    "recall_at_1": "Recall@1",
+    "recall_at_5": "Recall@5",
+    "mrr": "MRR",
+    "citation_precision": "Citation precision",
+    "citation_recall": "Citation recall",
+    "citation_f1": "Citation F1",
+    "evidence_score": "Evidence score",
+    "combined": "Combined",
+    "answer_token_f1": "Answer token F1",
+    "rouge_l": "ROUGE-L",
+    "refusal_precision": "Refusal precision",
+    "refusal_recall": "Refusal recall",
+    "refusal_f1": "Refusal F1",
+    "jafs": "JAFS",
+    "answer_score": "Answer score (judge, 1–5)",
+}
+CHART_METRICS = ("recall_at_1", "recall_at_5", "citation_f1", "combined")
+LINE_METRICS = (
+    "recall_at_1",
+    "recall_at_5",
+    "mrr",
+    "citation_f1",
+    "evidence_score",
+    "combined",
+    "answer_token_f1",
+)
+
+
+def report_configuration(preset: str) -> str | None:
+    return PRESET_CONFIGURATIONS.get(preset)
+
+
+def reported(preset: str) -> dict[str, float | None]:
+    configuration = report_configuration(preset)
+    if configuration is None:
+        return {}
+    result = REPORTED_RESULTS[configuration]
+    return {
+        "recall_at_1": result.recall_at_1,
+        "recall_at_5": result.recall_at_5,
+        "citation_f1": result.citation_f1,
+        "answer_score": result.answer_score,
+        "combined": result.combined,
+    }
+
+
+def metric_rows(metrics: dict, preset: str) -> list[dict]:
+    """Every aggregate metric of a run, with the report's number and the difference where it has one."""
+    report = reported(preset)
+    rows = []
+    for key in AGGREGATE_KEYS:
+        value = metrics.get(key)
+        theirs = report.get(key)
+        rows.append(
+            {
+                "key": key,
+                "label": METRIC_LABELS.get(key, key),
+                "value": value,
+                "report": theirs,
+                "delta": None if value is None or theirs is None else value - theirs,
+                "in_report": key in report,
+            }
+        )
+    return rows
+
+
+def latency_rows(metrics: dict) -> list[dict]:
+    return [
+        {"stage": key.removeprefix("latency_"), "seconds": value}
+        for key, value in metrics.items()
+        if key.startswith("latency_") and value is not None
+    ]
+
+
+def configuration_label(preset: str) -> str:
+    configuration = report_configuration(preset)
+    return CONFIGURATION_LABELS.get(configuration, "") if configuration else ""
+
+
+def presets_chart(runs: list) -> str:
+    """The latest finished run of each preset, metrics as bars, the report's values as ticks."""
+    latest = {}
+    for run in sorted(runs, key=lambda r: r.finished_at or r.created_at):
+        latest[run.preset] = run
+    groups = [
+        BarGroup(preset, {k: run.metrics.get(k) for k in CHART_METRICS}, reported(preset))
+        for preset, run in sorted(latest.items())
+    ]
+    return grouped_bars(
+        groups,
+        [(k, METRIC_LABELS[k]) for k in CHART_METRICS],
+        title="Metrics by preset (latest run of each); black ticks: the report's values",
+    )
+
+
+def runs_chart(runs: list, metric: str) -> str:
+    """One line per preset, in name order (the order of ``chart_presets``, which the legend follows)."""
+    series: dict[str, list[Point]] = {preset: [] for preset in chart_presets(runs)}
+    for run in runs:
+        value = run.metrics.get(metric)
+        if value is not None:
+            series[run.preset].append(Point(run.finished_at or run.created_at, float(value), f"run {run.pk}"))
+    series = {preset: points for preset, points in series.items() if points}
+    if not series:
+        return ""
+    # Colours go by position in the full preset list, so a preset without this metric keeps its colour.
+    return lines_over_time(
+        series,
+        title=f"{METRIC_LABELS.get(metric, metric)} across runs over time, by preset",
+        colour_of={preset: index for index, preset in enumerate(chart_presets(runs))},
+    )
+
+
+def chart_presets(runs: list) -> list[str]:
+    return sorted({run.preset for run in runs})
+
+
+def legend(labels: list[str]) -> list[dict]:
+    from ui.charts import colour
+
+    return [{"label": label, "colour": colour(index)} for index, label in enumerate(labels)]

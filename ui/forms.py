@@ -1,0 +1,269 @@
+"""Forms of the analyst UI: they parse and validate input; services do the writing."""
+
+from __future__ import annotations
+
+from django import forms
+from django.conf import settings
+
+from documents.selectors import corpora_for_user
+from qa import presets
+from qa.services import MAX_QUESTION_CHARS
+
+
+def preset_choices() -> list[tuple[str, str]]:
+    return [(name, name) for name in presets.PRESET_NAMES]
+
+
+def default_preset() -> str:
+    name = settings.QA_DEFAULT_PRESET
+    return name if name in presets.PRESET_NAMES else presets.PRESET_NAMES[0]
+
+
+class UIForm(forms.Form):
+    """Labels without a trailing colon; Django ties errors and help text to inputs (aria-describedby)."""
+
+    # Several forms share a page (the review page has four): each prefixes its ids so labels stay unique.
+    id_prefix = ""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("label_suffix", "")
+        kwargs.setdefault("auto_id", f"id_{self.id_prefix}%s")
+        super().__init__(*args, **kwargs)
+
+
+class AskForm(UIForm):
+    corpus = forms.ModelChoiceField(queryset=None, empty_label=None)
+    preset = forms.ChoiceField(choices=preset_choices)
+    question = forms.CharField(
+        max_length=MAX_QUESTION_CHARS,
+        strip=True,
+        widget=forms.Textarea(attrs={"rows": 3, "placeholder": "Ask about the documents of the corpus"}),
+        error_messages={"required": "Write a question first."},
+    )
+    # A follow-up continues this conversation; views check that it is the user's own.
+    conversation = forms.IntegerField(required=False, widget=forms.HiddenInput)
+
+    def __init__(self, *args, user, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["corpus"].queryset = corpora_for_user(user)
+        self.fields["corpus"].error_messages["invalid_choice"] = "Choose one of your team's corpora."
+        self.fields["preset"].initial = default_preset()
+
+
+class HistorySearchForm(UIForm):
+    q = forms.CharField(required=False, max_length=200, label="Search questions and answers")
+    corpus = forms.ModelChoiceField(queryset=None, required=False, empty_label="All corpora")
+
+    def __init__(self, *args, user, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["corpus"].queryset = corpora_for_user(user)
+
+
+class CorpusCreateForm(UIForm):
+    name = forms.CharField(max_length=200)
+    team = forms.ModelChoiceField(queryset=None, empty_label=None)
+    description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+
+    def __init__(self, *args, teams, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["team"].queryset = teams
+
+
+# --- review -----------------------------------------------------------------------
+
+QUEUE_STATUS_LABELS = {
+    "unreviewed": "Not reviewed yet",
+    "flagged": "Flagged",
+    "accepted": "Accepted",
+    "corrected": "Corrected",
+    "reviewed": "Any decision",
+}
+
+
+class ReviewQueueFilterForm(UIForm):
+    status = forms.ChoiceField(required=False, label="Show")
+    corpus = forms.ModelChoiceField(queryset=None, required=False, empty_label="All corpora")
+    preset = forms.ChoiceField(required=False)
+
+    def __init__(self, *args, user, **kwargs):
+        from review.selectors import QUEUE_STATUSES
+
+        super().__init__(*args, **kwargs)
+        self.fields["status"].choices = [("", "Everything")] + [
+            (s, QUEUE_STATUS_LABELS.get(s, s)) for s in QUEUE_STATUSES
+        ]
+        self.fields["corpus"].queryset = corpora_for_user(user)
+        self.fields["preset"].choices = [("", "Any preset")] + preset_choices()
+
+
+class DecisionForm(UIForm):
+    """Fields every decision carries: the version the reviewer saw, and a comment."""
+
+    base_version = forms.IntegerField(min_value=0, widget=forms.HiddenInput)
+    comment = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+
+
+class AcceptForm(DecisionForm):
+    id_prefix = "accept_"
+
+
+class FlagForm(DecisionForm):
+    id_prefix = "flag_"
+    reason = forms.ChoiceField(error_messages={"required": "Choose why you flag it."})
+
+    def __init__(self, *args, **kwargs):
+        from review.models import Review
+
+        super().__init__(*args, **kwargs)
+        self.fields["reason"].choices = [("", "Choose a reason…")] + list(Review.Reason.choices)
+
+
+def parse_sentence_ids(raw: str) -> list[int]:
+    """'12, 13 14' -> [12, 13, 14]; anything else in the list is a ValidationError."""
+    ids = []
+    for token in raw.replace(",", " ").split():
+        token = token.lstrip("#")
+        if not token.isdigit() or int(token) < 1:
+            raise forms.ValidationError(f"“{token}” is not a sentence id (a positive number).")
+        ids.append(int(token))
+    return ids
+
+
+class CorrectionForm(DecisionForm):
+    """A corrected answer: parallel lists ``sentence_text`` and ``sentence_cites`` (sentence ids)."""
+
+    id_prefix = "correct_"
+    reason = forms.ChoiceField(required=False, label="Reason (optional)")
+    refused = forms.BooleanField(
+        required=False, label="The corrected answer is a refusal (the corpus cannot answer)"
+    )
+
+    def __init__(self, *args, **kwargs):
+        from review.models import Review
+
+        super().__init__(*args, **kwargs)
+        self.fields["reason"].choices = [("", "No reason given")] + list(Review.Reason.choices)
+        self.rows: list[dict] = []
+        if self.is_bound:
+            texts = self.data.getlist("sentence_text")
+            cites = self.data.getlist("sentence_cites")
+            cites += [""] * (len(texts) - len(cites))
+            self.rows = [{"text": t, "cites": c} for t, c in zip(texts, cites, strict=False)]
+
+    def clean(self):
+        cleaned = super().clean()
+        sentences = []
+        for number, row in enumerate(self.rows, 1):
+            text = row["text"].strip()
+            try:
+                ids = parse_sentence_ids(row["cites"])
+            except forms.ValidationError as exc:
+                row["error"] = exc.messages[0]
+                self.add_error(None, f"Sentence {number}: {exc.messages[0]}")
+                continue
+            if not text and not ids:
+                continue  # an emptied row is a deleted sentence
+            if not text:
+                row["error"] = "This sentence has citations but no text."
+                self.add_error(None, f"Sentence {number} has citations but no text.")
+                continue
+            sentences.append((text, tuple(ids)))
+        if not sentences and not cleaned.get("refused"):
+            self.add_error(
+                None, "The corrected answer has no sentences. Write at least one, or mark it a refusal."
+            )
+        cleaned["sentences"] = sentences
+        return cleaned
+
+
+class GoldFromAnswerForm(UIForm):
+    id_prefix = "gold_"
+    benchmark = forms.ChoiceField(required=False, label="Benchmark")
+    new_benchmark = forms.CharField(required=False, max_length=200, label="…or a new one named")
+    split = forms.ChoiceField(initial="dev")
+
+    def __init__(self, *args, benchmarks, **kwargs):
+        from review.models import GoldCase
+
+        super().__init__(*args, **kwargs)
+        self.fields["benchmark"].choices = [("", "Choose…")] + [(b.name, b.name) for b in benchmarks]
+        self.fields["split"].choices = GoldCase.Split.choices
+
+    def clean(self):
+        cleaned = super().clean()
+        existing, new = cleaned.get("benchmark"), (cleaned.get("new_benchmark") or "").strip()
+        if bool(existing) == bool(new):
+            raise forms.ValidationError("Choose a benchmark or name a new one (not both).")
+        cleaned["new_benchmark"] = new
+        return cleaned
+
+
+# --- annotation -----------------------------------------------------------------------
+
+
+class AnnotateForm(UIForm):
+    question = forms.CharField(
+        max_length=MAX_QUESTION_CHARS,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        error_messages={"required": "Write the question."},
+    )
+    evidence = forms.TypedMultipleChoiceField(
+        coerce=int, required=False, widget=forms.CheckboxSelectMultiple, label="Evidence sentences"
+    )
+    reference_answer = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}))
+    unanswerable = forms.BooleanField(required=False, label="Unanswerable from this document")
+    benchmark = forms.ChoiceField(required=False, label="Benchmark")
+    new_benchmark = forms.CharField(required=False, max_length=200, label="…or a new one named")
+    split = forms.ChoiceField(initial="dev")
+
+    def __init__(self, *args, sentences, benchmarks, **kwargs):
+        from review.models import GoldCase
+
+        super().__init__(*args, **kwargs)
+        self.fields["evidence"].choices = [(s.pk, s.label) for s in sentences]
+        self.fields["benchmark"].choices = [("", "Choose…")] + [(b.name, b.name) for b in benchmarks]
+        self.fields["split"].choices = GoldCase.Split.choices
+
+    def clean(self):
+        cleaned = super().clean()
+        existing, new = cleaned.get("benchmark"), (cleaned.get("new_benchmark") or "").strip()
+        if bool(existing) == bool(new):
+            self.add_error("benchmark", "Choose a benchmark or name a new one (not both).")
+        cleaned["new_benchmark"] = new
+        if not cleaned.get("unanswerable"):
+            if not cleaned.get("evidence"):
+                self.add_error(
+                    "evidence", "Select the sentences that answer the question, or mark it unanswerable."
+                )
+            if not (cleaned.get("reference_answer") or "").strip():
+                self.add_error(
+                    "reference_answer", "Write the reference answer, or mark the question unanswerable."
+                )
+        return cleaned
+
+
+# --- evaluation -----------------------------------------------------------------------
+
+
+class EvaluationRunForm(UIForm):
+    benchmark = forms.ModelChoiceField(queryset=None, empty_label=None)
+    preset = forms.ChoiceField(choices=preset_choices)
+    split = forms.ChoiceField(required=False)
+    limit = forms.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=100000,
+        label="At most this many cases",
+        help_text="Leave empty for every case of the split.",
+    )
+
+    def __init__(self, *args, benchmarks, **kwargs):
+        from review.models import GoldCase
+
+        super().__init__(*args, **kwargs)
+        self.fields["benchmark"].queryset = benchmarks
+        self.fields["benchmark"].label_from_instance = lambda b: (
+            f"{b.name} ({b.corpus.name}, {b.case_count} cases)"
+        )
+        self.fields["split"].choices = [("", "All splits")] + list(GoldCase.Split.choices)
+        self.fields["preset"].initial = default_preset()

@@ -1,0 +1,411 @@
+"""Shape loaded rows and trace JSON for templates. No queries here: callers prefetch."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from urllib.parse import urlencode
+
+from django.urls import reverse
+
+from qa.models import Question
+
+STEPS = ("queued", "retrieval", "generation", "done")
+
+
+def document_link(
+    document_pk: int | None,
+    labels: list[str],
+    focus_ordinal: int | None = None,
+    *,
+    from_question: int | None = None,
+) -> str | None:
+    """The viewer URL: ``labels`` highlighted, ``focus_ordinal`` in view, a way back to the question."""
+    if document_pk is None:
+        return None
+    url = reverse("document", args=[document_pk])
+    params = {}
+    if labels:
+        params["highlight"] = ",".join(dict.fromkeys(labels))
+    if from_question is not None:
+        params["from"] = from_question
+    if params:
+        url += "?" + urlencode(params)
+    if focus_ordinal is not None:
+        url += f"#s-{focus_ordinal}"
+    return url
+
+
+@dataclass
+class Marker:
+    number: int
+    label: str
+    document_title: str
+    document_external_id: str
+    url: str | None
+    text: str
+
+
+@dataclass
+class SentenceView:
+    text: str
+    support: str
+    markers: list[Marker] = field(default_factory=list)
+
+
+@dataclass
+class Source:
+    number: int
+    document_title: str
+    document_external_id: str
+    label: str
+    text: str
+    url: str | None
+
+
+@dataclass
+class AnswerView:
+    sentences: list[SentenceView]
+    sources: list[Source]
+    refused: bool
+    disagreement: bool
+    verified: bool
+    note: str
+    support_counts: dict[str, int]
+
+
+def answer_view(answer) -> AnswerView:
+    """Number each distinct cited sentence once (footnote style) and link every marker to the viewer."""
+    numbers: dict[tuple, int] = {}
+    sources: list[Source] = []
+    sentences: list[SentenceView] = []
+    back = answer.question_id
+    counts = {"supported": 0, "partial": 0, "unsupported": 0}
+    for sentence in answer.sentences.all():
+        counts[sentence.support] = counts.get(sentence.support, 0) + 1
+        citations = list(sentence.citations.all())
+        view = SentenceView(text=sentence.text, support=sentence.support)
+        for citation in citations:
+            key = (citation.document_external_id, citation.label)
+            siblings = [c.label for c in citations if c.document_external_id == citation.document_external_id]
+            url = document_link(citation.document_pk, siblings, citation.sentence_ordinal, from_question=back)
+            if key not in numbers:
+                numbers[key] = len(numbers) + 1
+                sources.append(
+                    Source(
+                        number=numbers[key],
+                        document_title=citation.document_title or citation.document_external_id,
+                        document_external_id=citation.document_external_id,
+                        label=citation.label,
+                        text=citation.text,
+                        url=document_link(
+                            citation.document_pk,
+                            [citation.label],
+                            citation.sentence_ordinal,
+                            from_question=back,
+                        ),
+                    )
+                )
+            view.markers.append(
+                Marker(
+                    number=numbers[key],
+                    label=citation.label,
+                    document_title=citation.document_title or citation.document_external_id,
+                    document_external_id=citation.document_external_id,
+                    url=url,
+                    text=citation.text,
+                )
+            )
+        sentences.append(view)
+    return AnswerView(
+        sentences=sentences,
+        sources=sources,
+        refused=answer.refused,
+        disagreement=answer.disagreement,
+        verified=answer.verified,
+        note=answer.note,
+        support_counts=counts,
+    )
+
+
+def job_step(question: Question) -> str:
+    """The user-facing step of a question job: queued, retrieval, generation, done or failed."""
+    if question.status == Question.Status.DONE:
+        return "done"
+    if question.status == Question.Status.FAILED:
+        return "failed"
+    if question.stage in ("retrieval", "generation"):
+        return question.stage
+    return "queued"
+
+
+def steps_view(step: str, failed_stage: str = "") -> list[dict]:
+    """Each step with its state (complete/current/pending/failed) for the progress indicator."""
+    current = failed_stage or step
+    if current not in STEPS:
+        current = "queued"
+    position = STEPS.index(current)
+    rows = []
+    for index, name in enumerate(STEPS):
+        if step == "failed" and index == position:
+            state = "failed"
+        elif index < position or step == "done":
+            state = "complete"
+        elif index == position:
+            state = "current"
+        else:
+            state = "pending"
+        rows.append({"name": name, "state": state})
+    return rows
+
+
+# --- trace -------------------------------------------------------------------------
+
+SCORE_COLUMNS = ("bm25", "dense", "fused", "rerank")
+# Pipeline order; "answer" is the whole answering stage (generation .. disagreement together).
+STAGE_ORDER = (
+    "rewrite",
+    "retrieval",
+    "rerank",
+    "generation",
+    "citations",
+    "verification",
+    "disagreement",
+    "answer",
+)
+STAGE_NAMES = {"answer": "answering, in all", "rewrite": "follow-up rewrite"}
+
+
+def _candidates(rows: list[dict]) -> list[dict]:
+    shaped = []
+    for rank, row in enumerate(rows, start=1):
+        scores = row.get("scores") or {}
+        shaped.append(
+            {
+                "rank": rank,
+                "key": row.get("key", ""),
+                "document": row.get("document", ""),
+                "title": row.get("title", ""),
+                "score": row.get("score"),
+                "scores": [scores.get(name) for name in SCORE_COLUMNS],
+                "extra_scores": {k: v for k, v in scores.items() if k not in SCORE_COLUMNS},
+                "text": row.get("text", ""),
+            }
+        )
+    return shaped
+
+
+def trace_view(trace: dict) -> dict:
+    """The stored trace JSON, reorganised for the trace page; tolerant of missing parts."""
+    trace = trace or {}
+    retrieval = trace.get("retrieval") or {}
+    rerank = trace.get("rerank") or {}
+    first = _candidates(retrieval.get("candidates") or [])
+    reranked = _candidates(rerank.get("candidates") or [])
+    # One table: first-stage scores, plus the reranker's score and new rank where it ran.
+    rerank_by_key = {row["key"]: row for row in reranked}
+    for row in first:
+        after = rerank_by_key.get(row["key"])
+        row["rerank_rank"] = after["rank"] if after else None
+        if after:
+            row["scores"][3] = after["scores"][3] if after["scores"][3] is not None else after["score"]
+            row["extra_scores"] = {**row["extra_scores"], **after["extra_scores"]}
+    passages = {row["key"]: row for row in first + reranked}
+
+    answer = trace.get("answer") or {}
+    attempts = []
+    for attempt in answer.get("attempts") or []:
+        verdicts = (attempt.get("verification") or {}).get("verdicts") or []
+        sentences = []
+        for index, sentence in enumerate(
+            attempt.get("sentences") or (attempt.get("generation") or {}).get("sentences") or []
+        ):
+            verdict = verdicts[index] if index < len(verdicts) else {}
+            sentences.append({**sentence, "verdict": verdict})
+        attempts.append(
+            {
+                "number": attempt.get("attempt"),
+                "outcome": attempt.get("outcome", ""),
+                "verified": attempt.get("verified"),
+                "passages": [
+                    {
+                        "key": key,
+                        "text": (passages.get(key) or {}).get("text", ""),
+                        "title": (passages.get(key) or {}).get("title", ""),
+                    }
+                    for key in attempt.get("passages") or []
+                ],
+                "timings": attempt.get("timings") or {},
+                "generation": attempt.get("generation") or {},
+                "citations": attempt.get("citations") or {},
+                "sentences": sentences,
+                "dropped": attempt.get("dropped_citation_ids") or [],
+            }
+        )
+    recorded = {
+        stage: seconds
+        for stage, seconds in (trace.get("timings") or {}).items()
+        if isinstance(seconds, int | float)
+    }
+    order = [s for s in STAGE_ORDER if s in recorded] + sorted(set(recorded) - set(STAGE_ORDER))
+    timings = [(stage, recorded[stage]) for stage in order]
+    longest = max((seconds for _, seconds in timings), default=0) or 1
+    return {
+        "unit": retrieval.get("unit", ""),
+        "skipped": retrieval.get("skipped", ""),
+        "candidates": first,
+        "reranker": rerank.get("reranker", ""),
+        "reranked": reranked,
+        "documents": trace.get("documents") or [],
+        "attempts": attempts,
+        "outcome": answer.get("outcome", ""),
+        "note": answer.get("note", ""),
+        "retrieval_confidence": answer.get("retrieval_confidence"),
+        "answer_config": answer.get("config") or {},
+        "conflicts": trace.get("conflicts") or answer.get("conflicts") or [],
+        "substitutions": trace.get("substitutions") or [],
+        "timings": [
+            {
+                "stage": STAGE_NAMES.get(stage, stage),
+                "seconds": seconds,
+                "width": max(1, round(100 * seconds / longest)),
+            }
+            for stage, seconds in timings
+        ],
+        "raw_output": answer.get("raw_output", ""),
+    }
+
+
+def turn_view(question: Question) -> dict:
+    """One question with its job step and, when done, its answer: what _turn.html shows."""
+    step = job_step(question)
+    failed_stage = ""
+    if step == "failed":
+        failed_stage = "generation" if "retrieval" in (question.trace or {}) else "retrieval"
+    answer = getattr(question, "answer", None) if step == "done" else None
+    return {
+        "question": question,
+        "step": step,
+        "steps": steps_view(step, failed_stage),
+        "answer": answer_view(answer) if answer is not None else None,
+        "answer_row": answer,
+        "pending": step not in ("done", "failed"),
+    }
+
+
+@dataclass
+class Highlight:
+    ordinals: set[int]
+    missing: list[str]
+    first: int | None
+
+
+MAX_HIGHLIGHT_TOKENS = 200
+
+
+def parse_highlight(labels: str, span: str, sentences) -> Highlight:
+    """Which sentences to mark. Unknown labels are reported, malformed input is ignored, never a 500."""
+    by_label = {}
+    for sentence in sentences:
+        by_label.setdefault(sentence.label, sentence.ordinal)
+    ordinals: set[int] = set()
+    missing = []
+    for token in [t.strip() for t in labels.split(",") if t.strip()][:MAX_HIGHLIGHT_TOKENS]:
+        if token in by_label:
+            ordinals.add(by_label[token])
+        else:
+            missing.append(token)
+    first_text, _, last_text = span.partition("-")
+    if first_text.strip().isdigit():
+        first = int(first_text)
+        last = int(last_text) if last_text.strip().isdigit() else first
+        known = {s.ordinal for s in sentences}
+        ordinals |= {o for o in range(first, min(last, first + 5000) + 1) if o in known}
+    return Highlight(ordinals=ordinals, missing=missing, first=min(ordinals) if ordinals else None)
+
+
+def cited_sentence_ids(trace: dict) -> set[int]:
+    """Every sentence id the attempts cite (the pipeline names sentences by their database id)."""
+    return {
+        cited
+        for attempt in trace["attempts"]
+        for sentence in attempt["sentences"]
+        for cited in sentence.get("citations") or []
+        if isinstance(cited, int)
+    }
+
+
+def attach_sentence_refs(trace: dict, refs: dict[int, dict]) -> None:
+    """Give each attempt sentence's citations a label and a viewer link (ids gone since are kept bare)."""
+    for attempt in trace["attempts"]:
+        for sentence in attempt["sentences"]:
+            sentence["cites"] = [
+                {"id": cited, **refs[cited]}
+                if cited in refs
+                else {"id": cited, "label": f"#{cited}", "url": None}
+                for cited in sentence.get("citations") or []
+            ]
+
+
+def passage_url(key: str, spans: dict, document_pks: dict) -> str | None:
+    """Where a traced passage lies: a chunk's sentences highlighted, or a whole document."""
+    if key in spans:
+        document_pk, first, last = spans[key]
+        return reverse("document", args=[document_pk]) + f"?span={first}-{last}#s-{first}"
+    kind, _, ident = key.partition(":")
+    if kind == "document" and ident in document_pks:
+        return reverse("document", args=[document_pks[ident]])
+    return None
+
+
+@dataclass
+class ContentView:
+    """A corrected answer (review.selectors.AnswerContent) shaped like AnswerView's sentences."""
+
+    text: str
+    refused: bool
+    sentences: list[SentenceView]
+    sources: list[Source]
+    version: int | None
+
+
+def content_view(content, document_pks: dict[str, int]) -> ContentView:
+    numbers: dict[str, int] = {}
+    sources: list[Source] = []
+    sentences = []
+    for sentence in content.sentences:
+        view = SentenceView(text=sentence.text, support="")
+        for cited in sentence.citations:
+            pk = document_pks.get(cited.document_external_id)
+            siblings = [
+                c.label for c in sentence.citations if c.document_external_id == cited.document_external_id
+            ]
+            if cited.key not in numbers:
+                numbers[cited.key] = len(numbers) + 1
+                sources.append(
+                    Source(
+                        numbers[cited.key],
+                        cited.document_title or cited.document_external_id,
+                        cited.document_external_id,
+                        cited.label,
+                        cited.text,
+                        document_link(pk, [cited.label]),
+                    )
+                )
+            view.markers.append(
+                Marker(
+                    numbers[cited.key],
+                    cited.label,
+                    cited.document_title or cited.document_external_id,
+                    cited.document_external_id,
+                    document_link(pk, siblings),
+                    cited.text,
+                )
+            )
+        sentences.append(view)
+    return ContentView(
+        text=content.text,
+        refused=content.refused,
+        sentences=sentences,
+        sources=sources,
+        version=content.correction_version,
+    )

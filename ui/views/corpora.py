@@ -1,0 +1,119 @@
+"""Corpora and their documents: list, create, upload (through the REST API), delete."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.db.models import ProtectedError
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_http_methods
+
+from documents import services
+from documents.models import Document
+from documents.parsing import SUPPORTED_EXTENSIONS
+from documents.selectors import (
+    corpora_with_counts,
+    corpus_get_for_user,
+    corpus_progress,
+    document_get_for_user,
+)
+from groundedqa_site.api import ClientError
+from ui import selectors
+from ui.forms import CorpusCreateForm
+from ui.views.common import paginate, querystring_without_page, staff_required
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def corpora(request):
+    teams = selectors.teams_for_user(request.user)
+    form = None
+    if request.user.is_staff:
+        form = CorpusCreateForm(request.POST or None, teams=teams)
+        if request.method == "POST" and form.is_valid():
+            try:
+                corpus = services.corpus_create(
+                    name=form.cleaned_data["name"],
+                    team=form.cleaned_data["team"],
+                    description=form.cleaned_data["description"],
+                )
+            except ClientError as exc:
+                form.add_error("name", str(exc))
+            else:
+                messages.success(request, f"Corpus {corpus.name} created. Upload its files below.")
+                return redirect("corpus", pk=corpus.pk)
+    elif request.method == "POST":
+        raise PermissionDenied("Only staff can create corpora.")
+    return render(request, "ui/corpora.html", {"corpora": corpora_with_counts(request.user), "form": form})
+
+
+@login_required
+@require_GET
+def corpus(request, pk: int):
+    corpus = corpus_get_for_user(request.user, pk=pk)
+    search = request.GET.get("q", "").strip()[:200]
+    status = request.GET.get("status", "")
+    status = status if status in Document.Status.values else ""
+    page = paginate(
+        request, selectors.corpus_documents(request.user, corpus, search=search, status=status), 50
+    )
+    return render(
+        request,
+        "ui/corpus.html",
+        {
+            "corpus": corpus,
+            "page": page,
+            "search": search,
+            "status": status,
+            "statuses": Document.Status.values,
+            "progress": corpus_progress(corpus),
+            "accept": ",".join(SUPPORTED_EXTENSIONS),
+            "querystring": querystring_without_page(request),
+        },
+    )
+
+
+@staff_required
+@require_http_methods(["GET", "POST"])
+def document_delete(request, pk: int):
+    document = document_get_for_user(request.user, pk)
+    if request.method == "POST":
+        services.document_delete(document=document)
+        messages.success(request, f"Deleted {document.external_id}.")
+        return redirect("corpus", pk=document.corpus_id)
+    return render(
+        request,
+        "ui/confirm_delete.html",
+        {
+            "object_kind": "document",
+            "object": document,
+            "name": document.external_id,
+            "cancel": document.corpus_id,
+        },
+    )
+
+
+@staff_required
+@require_http_methods(["GET", "POST"])
+def corpus_delete(request, pk: int):
+    corpus = corpus_get_for_user(request.user, pk=pk)
+    if request.method == "POST":
+        try:
+            services.corpus_delete(corpus=corpus)
+        except ProtectedError:
+            messages.error(request, f"{corpus.name} is used by a benchmark; delete the benchmark first.")
+            return redirect("corpus", pk=corpus.pk)
+        messages.success(request, f"Deleted corpus {corpus.name} and its documents.")
+        return redirect("corpora")
+    return render(
+        request,
+        "ui/confirm_delete.html",
+        {
+            "object_kind": "corpus",
+            "object": corpus,
+            "name": corpus.name,
+            "cancel": corpus.pk,
+            "document_count": corpus.documents.count(),
+        },
+    )
