@@ -47,7 +47,9 @@ class CorpusAdmin(admin.ModelAdmin):
 
     @admin.display(description="")
     def upload_link(self, corpus):
-        return format_html('<a href="{}">Upload files</a>', reverse("admin:documents_corpus_upload", args=[corpus.pk]))
+        return format_html(
+            '<a href="{}">Upload files</a>', reverse("admin:documents_corpus_upload", args=[corpus.pk])
+        )
 
     def get_urls(self):
         extra = [

@@ -136,3 +136,6 @@ class Chunk(models.Model):
             )
         ]
         ordering = ["document_id", "first_ordinal"]
+
+    def __str__(self) -> str:
+        return f"{self.document_id}:{self.first_ordinal}-{self.last_ordinal}"

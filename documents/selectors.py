@@ -52,6 +52,9 @@ def document_sentences(document: Document) -> QuerySet[Sentence]:
 
 def corpus_progress(corpus: Corpus) -> dict[str, int]:
     counts = dict(
-        Document.objects.filter(corpus=corpus).values_list("status").annotate(n=Count("id")).values_list("status", "n")
+        Document.objects.filter(corpus=corpus)
+        .values_list("status")
+        .annotate(n=Count("id"))
+        .values_list("status", "n")
     )
     return {status: counts.get(status, 0) for status in Document.Status.values}

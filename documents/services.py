@@ -178,7 +178,9 @@ def _claim(document_id: int, expected_hash: str) -> bool:
 
 
 def _set_progress(document_id: int, status: str, progress: int) -> None:
-    Document.objects.filter(pk=document_id).update(status=status, progress=progress, updated_at=timezone.now())
+    Document.objects.filter(pk=document_id).update(
+        status=status, progress=progress, updated_at=timezone.now()
+    )
 
 
 def document_embed(
@@ -190,7 +192,9 @@ def document_embed(
 ) -> Document | None:
     """Embed a staged version and make it live. Returns None when there was nothing to do."""
     if not _claim(document_id, expected_hash):
-        logger.info("document %s: version %s not claimable (done, superseded or gone)", document_id, expected_hash[:8])
+        logger.info(
+            "document %s: version %s not claimable (done, superseded or gone)", document_id, expected_hash[:8]
+        )
         return None
     document = Document.objects.get(pk=document_id)
     try:

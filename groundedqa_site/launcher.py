@@ -76,8 +76,17 @@ def create_demo_admin(team: Team) -> None:
 
 def start_children() -> list[subprocess.Popen]:
     python = sys.executable
-    worker = [python, "-m", "celery", "-A", "groundedqa_site", "worker", "--loglevel=WARNING",
-              "--without-gossip", "--without-mingle"]
+    worker = [
+        python,
+        "-m",
+        "celery",
+        "-A",
+        "groundedqa_site",
+        "worker",
+        "--loglevel=WARNING",
+        "--without-gossip",
+        "--without-mingle",
+    ]
     logs = settings.VAR_DIR / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     specs = [

@@ -79,7 +79,9 @@ def _build_snapshot(corpus: Corpus, version: tuple) -> _Snapshot:
     for document_id, own in sentences.items():
         title = own[0].document_title
         passages["document"].append(
-            Passage(f"document:{document_id}", "document", document_id, title, " ".join(s.text for s in own), own)
+            Passage(
+                f"document:{document_id}", "document", document_id, title, " ".join(s.text for s in own), own
+            )
         )
         passages["sentence"].extend(
             Passage(f"sentence:{s.id}", "sentence", document_id, title, s.text, (s,)) for s in own
@@ -123,7 +125,9 @@ class DjangoCorpusIndex:
     def dense_search(self, query_vector: np.ndarray, unit: Unit, k: int) -> list[tuple[str, float]]:
         vector = np.asarray(query_vector, dtype=np.float32).reshape(-1)
         if unit == "document":
-            qs = Document.objects.filter(corpus=self.corpus, status=Document.Status.READY, embedding__isnull=False)
+            qs = Document.objects.filter(
+                corpus=self.corpus, status=Document.Status.READY, embedding__isnull=False
+            )
             key_of = "external_id"
             prefix = "document:"
         else:

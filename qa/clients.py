@@ -36,7 +36,8 @@ def get_llm_or_none():
         if provider == "openai":
             if not settings.QA_LLM_BASE_URL or not settings.QA_LLM_MODEL:
                 raise ConfigurationError(
-                    "QA_LLM_PROVIDER=openai needs QA_LLM_BASE_URL (e.g. http://localhost:11434/v1) and QA_LLM_MODEL."
+                    "QA_LLM_PROVIDER=openai needs QA_LLM_BASE_URL "
+                    "(e.g. http://localhost:11434/v1) and QA_LLM_MODEL."
                 )
             return build_llm(
                 "openai",

@@ -21,6 +21,9 @@ class Conversation(models.Model):
     class Meta:
         ordering = ["-created_at"]
 
+    def __str__(self) -> str:
+        return f"conversation {self.pk}"
+
 
 class Question(models.Model):
     """One asked question and the job that answers it."""
@@ -90,6 +93,9 @@ class AnswerSentence(models.Model):
             models.UniqueConstraint(fields=["answer", "ordinal"], name="answer_sentence_unique_ordinal")
         ]
 
+    def __str__(self) -> str:
+        return self.text[:80]
+
 
 class Citation(models.Model):
     answer_sentence = models.ForeignKey(AnswerSentence, on_delete=models.CASCADE, related_name="citations")
@@ -109,3 +115,6 @@ class Citation(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["answer_sentence", "ordinal"], name="citation_unique_ordinal")
         ]
+
+    def __str__(self) -> str:
+        return f"{self.document_external_id} {self.label}"

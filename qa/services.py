@@ -64,7 +64,9 @@ def question_ask(*, user, corpus: Corpus, text: str, preset: str = "default", co
     """Create the job and queue its retrieval stage once the row is committed."""
     text = _validate(corpus=corpus, text=text, preset=preset)
     with transaction.atomic():
-        question = _create_question(user=user, corpus=corpus, text=text, preset=preset, conversation=conversation)
+        question = _create_question(
+            user=user, corpus=corpus, text=text, preset=preset, conversation=conversation
+        )
         from qa.tasks import retrieve_question
 
         question_id = question.pk
@@ -72,7 +74,9 @@ def question_ask(*, user, corpus: Corpus, text: str, preset: str = "default", co
     return question
 
 
-def answer_now(*, corpus: Corpus, text: str, preset: str = "default", user=None, conversation=None) -> Question:
+def answer_now(
+    *, corpus: Corpus, text: str, preset: str = "default", user=None, conversation=None
+) -> Question:
     """Run every stage in this process (the `ask` command and evaluation use it)."""
     from django.contrib.auth import get_user_model
 
@@ -88,9 +92,9 @@ def answer_now(*, corpus: Corpus, text: str, preset: str = "default", user=None,
 
 def _claim(question_id: int, *, waiting_stage: str, stage: str) -> Question | None:
     """Atomically move a queued question into ``stage``; a second delivery finds nothing to claim."""
-    claimed = Question.objects.filter(pk=question_id, status=Question.Status.QUEUED, stage=waiting_stage).update(
-        status=Question.Status.RUNNING, stage=stage, started_at=timezone.now()
-    )
+    claimed = Question.objects.filter(
+        pk=question_id, status=Question.Status.QUEUED, stage=waiting_stage
+    ).update(status=Question.Status.RUNNING, stage=stage, started_at=timezone.now())
     if not claimed:
         logger.info("question %s is not waiting for %s: taken, finished or deleted", question_id, stage)
         return None
@@ -99,7 +103,11 @@ def _claim(question_id: int, *, waiting_stage: str, stage: str) -> Question | No
 
 def _fail(question: Question, message: str) -> None:
     Question.objects.filter(pk=question.pk).update(
-        status=Question.Status.FAILED, stage="", error=message, finished_at=timezone.now(), trace=question.trace
+        status=Question.Status.FAILED,
+        stage="",
+        error=message,
+        finished_at=timezone.now(),
+        trace=question.trace,
     )
 
 
@@ -183,7 +191,10 @@ def _store_answer(question: Question, result: PipelineAnswer, trace: dict) -> An
     sentence_pks = {c.id for s in result.sentences for c in s.citations}
     live = set(Sentence.objects.filter(pk__in=sentence_pks).values_list("pk", flat=True))
     document_pks = dict(
-        Document.objects.filter(corpus=question.corpus, external_id__in={c.document_id for s in result.sentences for c in s.citations}).values_list("external_id", "pk")
+        Document.objects.filter(
+            corpus=question.corpus,
+            external_id__in={c.document_id for s in result.sentences for c in s.citations},
+        ).values_list("external_id", "pk")
     )
     with transaction.atomic():
         answer = Answer.objects.create(
@@ -230,4 +241,6 @@ def _conversation_history(question: Question) -> list[tuple[str, str]]:
         .select_related("answer")
         .order_by("created_at")
     )
-    return [(q.standalone_text or q.text, getattr(q, "answer", None) and q.answer.text or "") for q in earlier][-3:]
+    return [
+        (q.standalone_text or q.text, getattr(q, "answer", None) and q.answer.text or "") for q in earlier
+    ][-3:]

@@ -100,8 +100,21 @@ def celery_worker_process(django_db_setup, django_db_blocker, broker_dir, tmp_pa
         "CELERY_BROKER_DIR": str(broker_dir),
         "CELERY_BROKER_URL": "filesystem://",
     }
-    cmd = [sys.executable, "-m", "celery", "-A", "groundedqa_site", "worker", "-Q", ALL_QUEUES,
-           "--pool=solo", "--loglevel=INFO", "--without-gossip", "--without-mingle", "--without-heartbeat"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "groundedqa_site",
+        "worker",
+        "-Q",
+        ALL_QUEUES,
+        "--pool=solo",
+        "--loglevel=INFO",
+        "--without-gossip",
+        "--without-mingle",
+        "--without-heartbeat",
+    ]
     with open(log, "wb") as out:
         process = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 120

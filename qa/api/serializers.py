@@ -11,7 +11,9 @@ class AskSerializer(serializers.Serializer):
     corpus = serializers.CharField(help_text="Corpus id or name.")
     question = serializers.CharField(max_length=2000)
     preset = serializers.ChoiceField(choices=presets.PRESET_NAMES, default="default")
-    conversation = serializers.IntegerField(required=False, help_text="Continue this conversation (follow-up).")
+    conversation = serializers.IntegerField(
+        required=False, help_text="Continue this conversation (follow-up)."
+    )
 
 
 class CitationSerializer(serializers.ModelSerializer):
@@ -20,7 +22,16 @@ class CitationSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Citation
-        fields = ["document", "document_title", "document_pk", "sentence", "sentence_ordinal", "text", "start", "end"]
+        fields = [
+            "document",
+            "document_title",
+            "document_pk",
+            "sentence",
+            "sentence_ordinal",
+            "text",
+            "start",
+            "end",
+        ]
 
 
 class AnswerSentenceSerializer(serializers.ModelSerializer):
@@ -36,7 +47,16 @@ class AnswerSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Answer
-        fields = ["id", "text", "refused", "disagreement", "verified", "note", "retrieved_documents", "sentences"]
+        fields = [
+            "id",
+            "text",
+            "refused",
+            "disagreement",
+            "verified",
+            "note",
+            "retrieved_documents",
+            "sentences",
+        ]
 
 
 class QuestionSerializer(serializers.ModelSerializer):
@@ -47,8 +67,22 @@ class QuestionSerializer(serializers.ModelSerializer):
     class Meta:
         model = Question
         fields = [
-            "id", "corpus", "conversation", "text", "standalone_text", "preset", "status", "stage", "error",
-            "answer", "config", "trace", "created_at", "started_at", "finished_at", "status_url",
+            "id",
+            "corpus",
+            "conversation",
+            "text",
+            "standalone_text",
+            "preset",
+            "status",
+            "stage",
+            "error",
+            "answer",
+            "config",
+            "trace",
+            "created_at",
+            "started_at",
+            "finished_at",
+            "status_url",
         ]
 
     def get_answer(self, question: Question) -> dict | None:

@@ -17,7 +17,9 @@ from qa.models import Conversation
 class QuestionListCreate(APIView):
     @extend_schema(responses=QuestionSerializer(many=True))
     def get(self, request):
-        questions = selectors.with_answer(selectors.question_history(request.user, search=request.GET.get("q", "")))
+        questions = selectors.with_answer(
+            selectors.question_history(request.user, search=request.GET.get("q", ""))
+        )
         return Response(QuestionSerializer(questions[:100], many=True, context={"request": request}).data)
 
     @extend_schema(request=AskSerializer, responses={202: QuestionSerializer})
@@ -36,7 +38,11 @@ class QuestionListCreate(APIView):
             if conversation is None:
                 raise Http404("No such conversation.")
         question = services.question_ask(
-            user=request.user, corpus=corpus, text=data["question"], preset=data["preset"], conversation=conversation
+            user=request.user,
+            corpus=corpus,
+            text=data["question"],
+            preset=data["preset"],
+            conversation=conversation,
         )
         body = QuestionSerializer(question, context={"request": request}).data
         return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["status_url"]})

@@ -50,8 +50,12 @@ class PipelineConfig:
 
 _BM25_DOCUMENTS = RetrievalConfig(unit="document", method="bm25", candidates=20, rerank_depth=0, top_k=1)
 _LLM_ANSWER = AnswerConfig(
-    generator="llm", citation_strategy="overlap", verifier="lexical", max_attempts=1,
-    refuse_when_nothing_supported=False, detect_disagreement=False,
+    generator="llm",
+    citation_strategy="overlap",
+    verifier="lexical",
+    max_attempts=1,
+    refuse_when_nothing_supported=False,
+    detect_disagreement=False,
 )
 
 PRESETS: dict[str, PipelineConfig] = {}
@@ -61,97 +65,145 @@ def _register(config: PipelineConfig) -> None:
     PRESETS[config.name] = config
 
 
-_register(PipelineConfig(
-    name="bm25",
-    description="Report baseline: BM25 over whole documents; the top document's 3 sentences that overlap "
-    "the question most are the answer. No generation.",
-    retrieval=_BM25_DOCUMENTS,
-    answer=AnswerConfig(
-        generator="overlap", citation_strategy="overlap", verifier="lexical", max_attempts=1,
-        refuse_when_nothing_supported=False, detect_disagreement=False,
-        extractive_min_sentences=3, extractive_max_sentences=3,
-    ),
-    answer_passages=1,
-    report_configuration="BM25 baseline",
-))
-_register(PipelineConfig(
-    name="llm-only",
-    description="Report 'LLM only': the LLM answers from its own knowledge, no retrieval, no citations.",
-    retrieval=None,
-    answer=replace(_LLM_ANSWER, citation_strategy="none"),
-    answer_passages=0,
-    report_configuration="LLM only",
-))
-_register(PipelineConfig(
-    name="rag",
-    description="Report ext. 1: BM25 top document as context for the LLM; word-overlap citations.",
-    retrieval=_BM25_DOCUMENTS,
-    answer=_LLM_ANSWER,
-    answer_passages=1,
-    report_configuration="Ext 1 RAG",
-))
-_register(PipelineConfig(
-    name="rerank",
-    description="Report ext. 2: BM25 documents reranked by a cross-encoder (QA_RERANKER_MODEL; without one, "
-    "the evidence reranker stands in and the trace says so).",
-    retrieval=replace(_BM25_DOCUMENTS, candidates=20, rerank_depth=20),
-    reranker="cross-encoder",
-    answer=_LLM_ANSWER,
-    answer_passages=1,
-    report_configuration="Ext 2 cross-encoder rerank",
-))
-_register(PipelineConfig(
-    name="llm-cite",
-    description="Report ext. 3: as rerank, with citations extracted by the LLM.",
-    retrieval=replace(_BM25_DOCUMENTS, candidates=20, rerank_depth=20),
-    reranker="cross-encoder",
-    answer=replace(_LLM_ANSWER, citation_strategy="llm", replace_generated_citations=True),
-    answer_passages=1,
-    report_configuration="Ext 3 LLM citations",
-))
-_register(PipelineConfig(
-    name="hybrid",
-    description="Report ext. 4: BM25 + dense documents fused by min-max interpolation (alpha 0.5), reranked.",
-    retrieval=RetrievalConfig(unit="document", method="hybrid", fusion="minmax", alpha=0.5,
-                              candidates=20, rerank_depth=20, top_k=1),
-    reranker="cross-encoder",
-    answer=replace(_LLM_ANSWER, citation_strategy="llm", replace_generated_citations=True),
-    answer_passages=1,
-    report_configuration="Ext 4 hybrid",
-))
-_register(PipelineConfig(
-    name="chunk",
-    description="Report ext. 5: hybrid retrieval over 8-sentence chunks (overlap 2); the best chunk is the context.",
-    retrieval=RetrievalConfig(unit="chunk", method="hybrid", fusion="minmax", alpha=0.5,
-                              candidates=50, rerank_depth=30, top_k=3),
-    reranker="cross-encoder",
-    answer=replace(_LLM_ANSWER, citation_strategy="llm", replace_generated_citations=True),
-    answer_passages=1,
-    report_configuration="Ext 5 chunking",
-))
-_register(PipelineConfig(
-    name="verify",
-    description="Report ext. 6: chunk retrieval, LLM answer and citations, LLM verification; on failure "
-    "regenerate from the next chunk, up to 3 attempts.",
-    retrieval=RetrievalConfig(unit="chunk", method="hybrid", fusion="minmax", alpha=0.5,
-                              candidates=50, rerank_depth=30, top_k=3),
-    reranker="cross-encoder",
-    answer=replace(_LLM_ANSWER, citation_strategy="llm", replace_generated_citations=True,
-                   verifier="llm", max_attempts=3, refuse_when_nothing_supported=True),
-    answer_passages=3,
-    report_configuration="Ext 6 verification",
-))
-_register(PipelineConfig(
-    name="default",
-    description="Our best, no LLM needed: hybrid chunk retrieval, evidence reranking, extractive answer with "
-    "exact citations, lexical verification with retries, refusal and disagreement checks.",
-    retrieval=RetrievalConfig(unit="chunk", method="hybrid", fusion="minmax", alpha=0.5,
-                              candidates=50, rerank_depth=50, top_k=8),
-    reranker="evidence",
-    answer=AnswerConfig(generator="extractive", citation_strategy="embedding", verifier="lexical",
-                        max_attempts=3, passages_per_attempt=1),
-    answer_passages=6,
-))
+_register(
+    PipelineConfig(
+        name="bm25",
+        description="Report baseline: BM25 over whole documents; the top document's 3 sentences that overlap "
+        "the question most are the answer. No generation.",
+        retrieval=_BM25_DOCUMENTS,
+        answer=AnswerConfig(
+            generator="overlap",
+            citation_strategy="overlap",
+            verifier="lexical",
+            max_attempts=1,
+            refuse_when_nothing_supported=False,
+            detect_disagreement=False,
+            extractive_min_sentences=3,
+            extractive_max_sentences=3,
+        ),
+        answer_passages=1,
+        report_configuration="BM25 baseline",
+    )
+)
+_register(
+    PipelineConfig(
+        name="llm-only",
+        description="Report 'LLM only': the LLM answers from its own knowledge, no retrieval, no citations.",
+        retrieval=None,
+        answer=replace(_LLM_ANSWER, citation_strategy="none"),
+        answer_passages=0,
+        report_configuration="LLM only",
+    )
+)
+_register(
+    PipelineConfig(
+        name="rag",
+        description="Report ext. 1: BM25 top document as context for the LLM; word-overlap citations.",
+        retrieval=_BM25_DOCUMENTS,
+        answer=_LLM_ANSWER,
+        answer_passages=1,
+        report_configuration="Ext 1 RAG",
+    )
+)
+_register(
+    PipelineConfig(
+        name="rerank",
+        description="Report ext. 2: BM25 documents reranked by a cross-encoder (QA_RERANKER_MODEL; "
+        "without one, "
+        "the evidence reranker stands in and the trace says so).",
+        retrieval=replace(_BM25_DOCUMENTS, candidates=20, rerank_depth=20),
+        reranker="cross-encoder",
+        answer=_LLM_ANSWER,
+        answer_passages=1,
+        report_configuration="Ext 2 cross-encoder rerank",
+    )
+)
+_register(
+    PipelineConfig(
+        name="llm-cite",
+        description="Report ext. 3: as rerank, with citations extracted by the LLM.",
+        retrieval=replace(_BM25_DOCUMENTS, candidates=20, rerank_depth=20),
+        reranker="cross-encoder",
+        answer=replace(_LLM_ANSWER, citation_strategy="llm", replace_generated_citations=True),
+        answer_passages=1,
+        report_configuration="Ext 3 LLM citations",
+    )
+)
+_register(
+    PipelineConfig(
+        name="hybrid",
+        description="Report ext. 4: BM25 + dense documents fused by min-max interpolation (alpha 0.5), "
+        "reranked.",
+        retrieval=RetrievalConfig(
+            unit="document",
+            method="hybrid",
+            fusion="minmax",
+            alpha=0.5,
+            candidates=20,
+            rerank_depth=20,
+            top_k=1,
+        ),
+        reranker="cross-encoder",
+        answer=replace(_LLM_ANSWER, citation_strategy="llm", replace_generated_citations=True),
+        answer_passages=1,
+        report_configuration="Ext 4 hybrid",
+    )
+)
+_register(
+    PipelineConfig(
+        name="chunk",
+        description="Report ext. 5: hybrid retrieval over 8-sentence chunks (overlap 2); the best chunk "
+        "is the context.",
+        retrieval=RetrievalConfig(
+            unit="chunk", method="hybrid", fusion="minmax", alpha=0.5, candidates=50, rerank_depth=30, top_k=3
+        ),
+        reranker="cross-encoder",
+        answer=replace(_LLM_ANSWER, citation_strategy="llm", replace_generated_citations=True),
+        answer_passages=1,
+        report_configuration="Ext 5 chunking",
+    )
+)
+_register(
+    PipelineConfig(
+        name="verify",
+        description="Report ext. 6: chunk retrieval, LLM answer and citations, LLM verification; on failure "
+        "regenerate from the next chunk, up to 3 attempts.",
+        retrieval=RetrievalConfig(
+            unit="chunk", method="hybrid", fusion="minmax", alpha=0.5, candidates=50, rerank_depth=30, top_k=3
+        ),
+        reranker="cross-encoder",
+        answer=replace(
+            _LLM_ANSWER,
+            citation_strategy="llm",
+            replace_generated_citations=True,
+            verifier="llm",
+            max_attempts=3,
+            refuse_when_nothing_supported=True,
+        ),
+        answer_passages=3,
+        report_configuration="Ext 6 verification",
+    )
+)
+_register(
+    PipelineConfig(
+        name="default",
+        description="Our best, no LLM needed: hybrid chunk retrieval, evidence reranking, extractive "
+        "answer with "
+        "exact citations, lexical verification with retries, refusal and disagreement checks.",
+        retrieval=RetrievalConfig(
+            unit="chunk", method="hybrid", fusion="minmax", alpha=0.5, candidates=50, rerank_depth=50, top_k=8
+        ),
+        reranker="evidence",
+        answer=AnswerConfig(
+            generator="extractive",
+            citation_strategy="embedding",
+            verifier="lexical",
+            max_attempts=3,
+            passages_per_attempt=1,
+        ),
+        answer_passages=6,
+    )
+)
 
 PRESET_NAMES: tuple[str, ...] = tuple(PRESETS)
 

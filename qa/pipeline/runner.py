@@ -199,7 +199,9 @@ def answer_stage(
 
 def _answer_without_retrieval(question: str, llm: LLM | None, trace: dict) -> Answer:
     if llm is None:
-        raise PipelineError("The llm-only preset needs an LLM: set QA_LLM_PROVIDER (groq, openai or llamacpp).")
+        raise PipelineError(
+            "The llm-only preset needs an LLM: set QA_LLM_PROVIDER (groq, openai or llamacpp)."
+        )
     started = time.perf_counter()
     reply = llm.complete(
         [
@@ -231,5 +233,7 @@ def answer_question(
 ) -> Answer:
     """Both stages in one call: for tests, experiments and evaluation in one process."""
     trace = {} if trace is None else trace
-    result = retrieve_stage(question, index=index, embedder=embedder, reranker=reranker, config=config, trace=trace)
+    result = retrieve_stage(
+        question, index=index, embedder=embedder, reranker=reranker, config=config, trace=trace
+    )
     return answer_stage(question, result, config=config, embedder=embedder, llm=llm, trace=trace)

@@ -24,7 +24,9 @@ def upload(client, corpus, *files):
     return client.post(f"/api/corpora/{corpus.pk}/documents/", {"files": list(files)}, format="multipart")
 
 
-def text_file(name="report.txt", content=b"The port handled 4.2 million containers. It employed 1,850 staff."):
+def text_file(
+    name="report.txt", content=b"The port handled 4.2 million containers. It employed 1,850 staff."
+):
     return SimpleUploadedFile(name, content)
 
 
@@ -102,8 +104,14 @@ def test_one_bad_file_does_not_stop_the_others(staff, corpus):
 
 @pytest.mark.django_db
 def test_presegmented_json_keeps_its_sentence_ids(staff, corpus):
-    payload = {"doc_id": "memo-7", "title": "Memo", "sentences": [{"sid": "S1", "text": "Alpha."}, {"sid": "S2", "text": "Beta."}]}
-    response = upload(client_for(staff), corpus, SimpleUploadedFile("memo.json", json.dumps(payload).encode()))
+    payload = {
+        "doc_id": "memo-7",
+        "title": "Memo",
+        "sentences": [{"sid": "S1", "text": "Alpha."}, {"sid": "S2", "text": "Beta."}],
+    }
+    response = upload(
+        client_for(staff), corpus, SimpleUploadedFile("memo.json", json.dumps(payload).encode())
+    )
     assert response.status_code == 202
     document = Document.objects.get(corpus=corpus)
     assert document.external_id == "memo-7"

@@ -13,15 +13,21 @@ from documents.models import Corpus, Document, Sentence
 @pytest.fixture
 def folder(tmp_path):
     (tmp_path / "reports").mkdir()
-    (tmp_path / "reports" / "port.txt").write_text("The port handled 4.2 million containers. It employed 1,850 staff.")
-    (tmp_path / "profile.md").write_text("# Westmere\n\nWestmere has about 3.1 million people. Its capital is Arlen.")
+    (tmp_path / "reports" / "port.txt").write_text(
+        "The port handled 4.2 million containers. It employed 1,850 staff."
+    )
+    (tmp_path / "profile.md").write_text(
+        "# Westmere\n\nWestmere has about 3.1 million people. Its capital is Arlen."
+    )
     return tmp_path
 
 
 @pytest.mark.django_db
 def test_ingest_a_directory_in_process_makes_every_document_ready(folder):
     out = io.StringIO()
-    call_command("ingest", str(folder), "--corpus", "westmere", "--in-process", stdout=out, stderr=io.StringIO())
+    call_command(
+        "ingest", str(folder), "--corpus", "westmere", "--in-process", stdout=out, stderr=io.StringIO()
+    )
     corpus = Corpus.objects.get(name="westmere")
     documents = Document.objects.filter(corpus=corpus)
     # A directory's document ids are paths under it, without the extension.
@@ -33,9 +39,19 @@ def test_ingest_a_directory_in_process_makes_every_document_ready(folder):
 
 @pytest.mark.django_db
 def test_ingesting_the_same_directory_twice_changes_nothing(folder):
-    call_command("ingest", str(folder), "--corpus", "westmere", "--in-process", stdout=io.StringIO(), stderr=io.StringIO())
+    call_command(
+        "ingest",
+        str(folder),
+        "--corpus",
+        "westmere",
+        "--in-process",
+        stdout=io.StringIO(),
+        stderr=io.StringIO(),
+    )
     out = io.StringIO()
-    call_command("ingest", str(folder), "--corpus", "westmere", "--in-process", stdout=out, stderr=io.StringIO())
+    call_command(
+        "ingest", str(folder), "--corpus", "westmere", "--in-process", stdout=out, stderr=io.StringIO()
+    )
     assert "0 new or changed" in out.getvalue()
 
 
@@ -51,6 +67,8 @@ def test_a_bad_file_is_reported_and_the_good_ones_are_still_ingested(folder):
     (folder / "empty.txt").write_bytes(b"")
     err = io.StringIO()
     with pytest.raises(CommandError, match="1 file"):
-        call_command("ingest", str(folder), "--corpus", "westmere", "--in-process", stdout=io.StringIO(), stderr=err)
+        call_command(
+            "ingest", str(folder), "--corpus", "westmere", "--in-process", stdout=io.StringIO(), stderr=err
+        )
     assert "empty.txt" in err.getvalue()
     assert Document.objects.filter(status="ready").count() == 2

@@ -20,7 +20,9 @@ def ingest(corpus, embedder, filename="report.txt", data=REPORT, **kwargs):
     [submitted] = services.documents_submit(corpus=corpus, filename=filename, data=data, **kwargs)
     if submitted.changed:
         document = Document.objects.get(pk=submitted.document.pk)
-        services.document_embed(document_id=document.pk, expected_hash=document.pending_hash, embedder=embedder)
+        services.document_embed(
+            document_id=document.pk, expected_hash=document.pending_hash, embedder=embedder
+        )
     submitted.document.refresh_from_db()
     return submitted
 
@@ -91,7 +93,9 @@ def test_changed_file_replaces_sentences_only_when_the_new_version_is_ready(corp
 def test_embedding_failure_leaves_a_failed_document_with_no_sentences(corpus, bad_embedder):
     [submitted] = services.documents_submit(corpus=corpus, filename="report.txt", data=REPORT)
     document = Document.objects.get(pk=submitted.document.pk)
-    services.document_embed(document_id=document.pk, expected_hash=document.pending_hash, embedder=bad_embedder)
+    services.document_embed(
+        document_id=document.pk, expected_hash=document.pending_hash, embedder=bad_embedder
+    )
     document.refresh_from_db()
     assert document.status == Document.Status.FAILED
     assert document.error  # a readable reason, shown in the admin and the API
@@ -102,9 +106,13 @@ def test_embedding_failure_leaves_a_failed_document_with_no_sentences(corpus, ba
 @pytest.mark.django_db
 def test_failed_update_keeps_serving_the_previous_version(corpus, embedder):
     first = ingest(corpus, embedder)
-    [submitted] = services.documents_submit(corpus=corpus, filename="report.txt", data=REPORT + b"More text here.")
+    [submitted] = services.documents_submit(
+        corpus=corpus, filename="report.txt", data=REPORT + b"More text here."
+    )
     document = Document.objects.get(pk=submitted.document.pk)
-    services.document_embed(document_id=document.pk, expected_hash=document.pending_hash, embedder=FailingEmbedder())
+    services.document_embed(
+        document_id=document.pk, expected_hash=document.pending_hash, embedder=FailingEmbedder()
+    )
     document.refresh_from_db()
     assert document.status == Document.Status.READY
     assert "previous version" in document.error
@@ -117,7 +125,10 @@ def test_a_second_delivery_of_the_same_task_does_nothing(corpus, embedder):
     digest = Document.objects.get(pk=submitted.document.pk).pending_hash
     assert services.document_embed(document_id=submitted.document.pk, expected_hash=digest, embedder=embedder)
     count = Sentence.objects.filter(document_id=submitted.document.pk).count()
-    assert services.document_embed(document_id=submitted.document.pk, expected_hash=digest, embedder=embedder) is None
+    assert (
+        services.document_embed(document_id=submitted.document.pk, expected_hash=digest, embedder=embedder)
+        is None
+    )
     assert Sentence.objects.filter(document_id=submitted.document.pk).count() == count
 
 
@@ -126,4 +137,7 @@ def test_task_for_a_deleted_document_exits_cleanly(corpus, embedder):
     [submitted] = services.documents_submit(corpus=corpus, filename="report.txt", data=REPORT)
     digest = Document.objects.get(pk=submitted.document.pk).pending_hash
     Document.objects.filter(pk=submitted.document.pk).delete()
-    assert services.document_embed(document_id=submitted.document.pk, expected_hash=digest, embedder=embedder) is None
+    assert (
+        services.document_embed(document_id=submitted.document.pk, expected_hash=digest, embedder=embedder)
+        is None
+    )

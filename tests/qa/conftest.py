@@ -11,13 +11,15 @@ PORT_REPORT = (
     "Most of the growth came from the new eastern terminal, which opened in March.\n\n"
     "The authority employed 1,850 staff at the end of the year. "
     "Dredging of the main channel to a depth of 16 meters was completed in October.\n\n"
-    "Operating revenue reached 312 million dollars. The authority plans to electrify all shore cranes by 2027."
+    "Operating revenue reached 312 million dollars. "
+    "The authority plans to electrify all shore cranes by 2027."
 )
 COUNTRY_PROFILE = (
     "Westmere: Country Profile\n\n"
     "Westmere is a coastal republic with a population of about 3.1 million people. "
     "Its capital is Arlen, which lies on the northern bank of the Sel river.\n\n"
-    "The economy depends on shipping, fisheries and light manufacturing. The currency is the Westmere crown.\n\n"
+    "The economy depends on shipping, fisheries and light manufacturing. "
+    "The currency is the Westmere crown.\n\n"
     "Westmere gained independence in 1962 and adopted its current constitution in 1994."
 )
 INJECTION = (
@@ -32,10 +34,14 @@ def ingest_texts(corpus, embedder, documents: dict[str, str]) -> None:
         [parsed] = services.parse_upload(filename=f"{name}.txt", data=text.encode())
         submitted = services.document_stage(corpus=corpus, parsed=parsed, enqueue=False)
         document = Document.objects.get(pk=submitted.document.pk)
-        services.document_embed(document_id=document.pk, expected_hash=document.pending_hash, embedder=embedder)
+        services.document_embed(
+            document_id=document.pk, expected_hash=document.pending_hash, embedder=embedder
+        )
 
 
 @pytest.fixture
 def westmere(corpus, embedder):
-    ingest_texts(corpus, embedder, {"port-report": PORT_REPORT, "country-profile": COUNTRY_PROFILE, "memo": INJECTION})
+    ingest_texts(
+        corpus, embedder, {"port-report": PORT_REPORT, "country-profile": COUNTRY_PROFILE, "memo": INJECTION}
+    )
     return corpus

@@ -18,7 +18,9 @@ def client_for(user) -> APIClient:
 
 
 def ask(client, corpus, question, **extra):
-    return client.post("/api/questions/", {"corpus": corpus.name, "question": question, **extra}, format="json")
+    return client.post(
+        "/api/questions/", {"corpus": corpus.name, "question": question, **extra}, format="json"
+    )
 
 
 @pytest.mark.django_db(transaction=True)
@@ -52,7 +54,9 @@ def test_unanswerable_question_is_refused_without_citations(analyst, westmere):
     from qa import services
 
     question = services.answer_now(
-        corpus=westmere, text="What is the annual rainfall on the moon of Jupiter called Europa?", user=analyst
+        corpus=westmere,
+        text="What is the annual rainfall on the moon of Jupiter called Europa?",
+        user=analyst,
     )
     assert question.status == Question.Status.DONE, question.error
     assert question.answer.refused
@@ -80,7 +84,9 @@ def test_document_text_cannot_inject_instructions(analyst, westmere):
     ],
 )
 def test_bad_questions_get_a_clear_400(analyst, westmere, payload, status, phrase):
-    response = client_for(analyst).post("/api/questions/", {"corpus": westmere.name, **payload}, format="json")
+    response = client_for(analyst).post(
+        "/api/questions/", {"corpus": westmere.name, **payload}, format="json"
+    )
     assert response.status_code == status
     assert phrase in str(response.json()).lower()
     assert not Question.objects.exists()
@@ -108,7 +114,9 @@ def test_other_teams_corpora_and_answers_are_404(analyst, outsider, westmere):
 def test_llm_only_preset_without_an_llm_fails_with_a_readable_reason(analyst, westmere):
     from qa import services
 
-    question = services.answer_now(corpus=westmere, text="What is the capital?", preset="llm-only", user=analyst)
+    question = services.answer_now(
+        corpus=westmere, text="What is the capital?", preset="llm-only", user=analyst
+    )
     assert question.status == Question.Status.FAILED
     assert "QA_LLM_PROVIDER" in question.error
 

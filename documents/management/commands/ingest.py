@@ -26,7 +26,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("paths", nargs="+", type=Path)
         parser.add_argument("--corpus", required=True, help="Corpus name; created if it does not exist.")
-        parser.add_argument("--team", default="Analysts", help="Team owning a new corpus (default: Analysts).")
+        parser.add_argument(
+            "--team", default="Analysts", help="Team owning a new corpus (default: Analysts)."
+        )
         parser.add_argument(
             "--layout",
             choices=["auto", "files", "analyst-bench", "clapnq"],
@@ -41,7 +43,9 @@ class Command(BaseCommand):
             if not path.exists():
                 raise CommandError(f"{path}: no such file or directory.")
         corpus = self._corpus(options["corpus"], options["team"])
-        staged, errors = self._stage(corpus, options["paths"], options["layout"], enqueue=not options["in_process"])
+        staged, errors = self._stage(
+            corpus, options["paths"], options["layout"], enqueue=not options["in_process"]
+        )
         changed = [s.document.pk for s in staged if s.changed]
         self.stdout.write(
             f"{len(staged)} document(s) read, {len(changed)} new or changed, {len(errors)} file(s) refused."
@@ -77,7 +81,9 @@ class Command(BaseCommand):
                     continue
                 for parsed in parsed_docs:
                     staged.append(
-                        services.document_stage(corpus=corpus, parsed=parsed, filename=filename, enqueue=enqueue)
+                        services.document_stage(
+                            corpus=corpus, parsed=parsed, filename=filename, enqueue=enqueue
+                        )
                     )
                     bar.update(1)
         return staged, errors
@@ -88,7 +94,9 @@ class Command(BaseCommand):
         embedder = get_embedder()
         for document_id in tqdm(document_ids, desc="embedding", unit="doc", disable=None):
             document = Document.objects.get(pk=document_id)
-            services.document_embed(document_id=document_id, expected_hash=document.pending_hash, embedder=embedder)
+            services.document_embed(
+                document_id=document_id, expected_hash=document.pending_hash, embedder=embedder
+            )
 
     def _wait(self, document_ids: list[int]) -> None:
         """Poll the documents until each is ready or failed, showing progress."""
@@ -96,7 +104,9 @@ class Command(BaseCommand):
         last_done, last_change = -1, time.monotonic()
         with tqdm(total=len(document_ids), desc="embedding", unit="doc", disable=None) as bar:
             while True:
-                done = Document.objects.filter(pk__in=document_ids, status__in=done_statuses, pending_hash="").count()
+                done = Document.objects.filter(
+                    pk__in=document_ids, status__in=done_statuses, pending_hash=""
+                ).count()
                 bar.update(done - bar.n)
                 if done == len(document_ids):
                     return
@@ -114,7 +124,9 @@ class Command(BaseCommand):
 def iter_documents(paths: list[Path], layout: str) -> Iterator[tuple[str, callable]]:
     """Yield (filename, thunk returning parsed documents); a thunk raises IngestError for a bad file."""
     for path in paths:
-        if layout == "analyst-bench" or (layout == "auto" and (path / "corpus").is_dir() and (path / "questions").is_dir()):
+        if layout == "analyst-bench" or (
+            layout == "auto" and (path / "corpus").is_dir() and (path / "questions").is_dir()
+        ):
             yield from _analyst_bench(path)
         elif layout == "clapnq":
             files = sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
