@@ -38,7 +38,15 @@ ADDRESS = os.environ.get("GROUNDEDQA_ADDRESS", "127.0.0.1:8000")
 DEMO_SAMPLE = Path(__file__).resolve().parent.parent / "documents" / "demo_corpus"
 
 
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
 def main() -> int:
+    # Ctrl-C and a plain `kill` both stop everything cleanly, even when started
+    # from a shell that ignores SIGINT for background jobs.
+    signal.signal(signal.SIGINT, _interrupt)
+    signal.signal(signal.SIGTERM, _interrupt)
     call_command("migrate", verbosity=0)
     team, _ = Team.objects.get_or_create(name="Analysts")
     create_demo_admin(team)
