@@ -7,6 +7,7 @@ L2-normalised float32 row per text.
 from __future__ import annotations
 
 import hashlib
+import os
 import zlib
 from collections.abc import Sequence
 from pathlib import Path
@@ -82,9 +83,10 @@ class CachingEmbedder:
     sentences takes minutes on a laptop). Only texts never seen before reach
     the inner embedder, so a re-segmented corpus costs just its new sentences.
     ``namespace`` (say, the model name) keeps models apart. Progress is saved
-    every ``save_every`` new texts, each save replacing the files atomically,
-    so an interrupted run loses at most one batch. Not safe for two writers at
-    once: the last save wins, which loses vectors but never corrupts them.
+    every ``save_every`` new texts. Keys and vectors live in one file that is
+    replaced atomically, so a reader never sees one without the other; two
+    processes adding texts at once is safe but the last save wins, dropping
+    the other's new vectors (they are recomputed next time).
     """
 
     def __init__(
@@ -92,16 +94,14 @@ class CachingEmbedder:
     ) -> None:
         self.inner = inner
         slug = hashlib.sha256(namespace.encode()).hexdigest()[:16]
-        self.directory = Path(cache_dir) / f"embeddings-{slug}"
+        self.path = Path(cache_dir) / f"embeddings-{slug}.npz"
         self.save_every = save_every
         self._rows: dict[bytes, int] = {}
         self._vectors = np.zeros((0, 0), dtype=np.float32)
-        if (self.directory / "keys.npy").exists():
-            keys = np.load(self.directory / "keys.npy")
-            # Vectors are saved before keys, so they may hold rows whose keys
-            # an interrupted save never wrote: those rows are dropped.
-            self._vectors = np.load(self.directory / "vectors.npy")[: len(keys)]
-            self._rows = {key.tobytes(): row for row, key in enumerate(keys)}
+        if self.path.exists():
+            with np.load(self.path) as stored:
+                self._vectors = stored["vectors"]
+                self._rows = {key.tobytes(): row for row, key in enumerate(stored["keys"])}
 
     @staticmethod
     def _key(text: str) -> bytes:
@@ -123,14 +123,13 @@ class CachingEmbedder:
         return self._vectors[[self._rows[k] for k in keys]]
 
     def _save(self) -> None:
-        self.directory.mkdir(parents=True, exist_ok=True)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
         ordered = sorted(self._rows, key=self._rows.__getitem__)
         # uint8 rows, not an "S20" array: numpy strips trailing NUL bytes from those.
         keys = np.frombuffer(b"".join(ordered), dtype=np.uint8).reshape(len(ordered), 20)
-        for name, array in (("vectors", self._vectors), ("keys", keys)):
-            partial = self.directory / f"{name}.partial.npy"
-            np.save(partial, array)
-            partial.replace(self.directory / f"{name}.npy")
+        partial = self.path.with_name(f"{self.path.stem}.{os.getpid()}.partial.npz")
+        np.savez(partial, keys=keys, vectors=self._vectors)
+        partial.replace(self.path)
 
 
 class HashingEmbedder:

@@ -7,16 +7,16 @@ sentence), the same keys, and the same vectors:
 
 - sentence vectors: the embedder's encoding of the sentence text;
 - chunk vectors: by default the re-normalised mean of the chunk's sentence
-  vectors ("pooled"); ``chunk_vectors="encoded"`` encodes the chunk text
-  instead, which costs about ten times more (passages are ~8x longer and
-  attention is quadratic) and, measured on analyst-bench and CLAPNQ with
-  all-MiniLM-L6-v2, did not retrieve better (see bench/retrieval_quality.py);
+  vectors ("pooled"), which costs nothing beyond the sentence vectors the
+  index needs anyway; ``chunk_vectors="encoded"`` encodes the chunk text,
+  ~50 times slower per sentence embedded on CPU (see bench/retrieval_quality.py
+  for both timings and their retrieval quality);
 - document vectors: the re-normalised mean of the document's sentence vectors.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Literal, Protocol
 
 import numpy as np
@@ -67,9 +67,16 @@ def pool_rows(vectors: np.ndarray, groups: Sequence[Sequence[int]], dim: int) ->
 
 
 class InMemoryCorpusIndex:
+    """``protocols.CorpusIndex`` over documents held in memory, searched exactly.
+
+    Building costs one embedder pass over every sentence (plus one over every
+    chunk with ``chunk_vectors="encoded"``) and three BM25 indexes; searches
+    are a BM25 posting-list sum or one matrix-vector product.
+    """
+
     def __init__(
         self,
-        documents: Sequence[DocumentInput],
+        documents: Iterable[DocumentInput],
         embedder: Embedder,
         *,
         chunk_size: int = 8,
@@ -114,7 +121,6 @@ class InMemoryCorpusIndex:
                 chunk_members.append([s.id for s in window])
             for sentence in own:
                 self._add("sentence", str(sentence.id), document.external_id, [sentence])
-        self._sentences = sentences
         self._by_key = {p.key: p for unit in UNITS for p in self._passages[unit]}
         self._row = {p.key: row for unit in UNITS for row, p in enumerate(self._passages[unit])}
         self._bm25 = {
@@ -176,11 +182,13 @@ class InMemoryCorpusIndex:
         if k <= 0 or len(matrix) == 0:
             return []
         similarities = matrix @ np.asarray(query_vector, dtype=np.float32).reshape(-1)
+        top = np.arange(len(similarities))
         if len(similarities) > k:
-            top = np.argpartition(-similarities, k - 1)[:k]
-        else:
-            top = np.arange(len(similarities))
-        top = top[np.lexsort((top, -similarities[top]))]  # ties keep corpus order
+            # Keep everything tied with the k-th best, so that ties are settled
+            # by corpus order below rather than by argpartition's whim.
+            cut = np.partition(similarities, len(similarities) - k)[len(similarities) - k]
+            top = top[similarities >= cut]
+        top = top[np.lexsort((top, -similarities[top]))][:k]
         passages = self._passages[unit]
         return [(passages[i].key, float(similarities[i])) for i in top]
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from qa.pipeline.embedding import ModelNotAvailable
 from qa.pipeline.protocols import CorpusIndex, CrossEncoder, Embedder
-from qa.pipeline.types import ScoredPassage, Unit
+from qa.pipeline.types import ScoredPassage
 
 
 class Reranker(Protocol):
@@ -97,12 +97,22 @@ class CrossEncoderReranker:
 
 @dataclass(frozen=True)
 class EvidenceWeights:
-    """Weights of the min-max-normalised features ``EvidenceReranker`` adds up."""
+    """Weights of the features ``EvidenceReranker`` adds up, each min-max normalised over the candidates.
+
+    The defaults are what bench/retrieval_quality.py measured best on both
+    analyst-bench and CLAPNQ. The two BM25 features default to 0: they helped
+    analyst-bench (rare names, long questions) by one question and cost CLAPNQ
+    (short natural questions) two to three, so they are off, and not computed.
+    """
 
     first_stage: float = 1.0  # the fused (or single-retriever) retrieval score
     sentence_similarity: float = 1.0  # best cosine between the question and one sentence of the passage
-    sentence_bm25: float = 1.0  # best BM25 of one sentence of the passage (corpus-wide idf)
-    document: float = 1.0  # the passage's whole document: its dense + BM25 score at document unit
+    document_similarity: float = 1.0  # cosine between the question and the passage's whole document
+    sentence_bm25: float = 0.0  # best BM25 of one sentence of the passage
+    document_bm25: float = 0.0  # BM25 of the passage's whole document
+
+
+FEATURES = tuple(EvidenceWeights.__dataclass_fields__)
 
 
 class EvidenceReranker:
@@ -110,15 +120,19 @@ class EvidenceReranker:
 
     Why these features:
     - a passage usually answers through one or two sentences, and a window
-      vector (a mean of eight sentences) blurs them; the best single sentence,
-      by cosine (late-interaction "MaxSim") and by BM25, sharpens the ranking;
+      vector (the mean of eight sentences) blurs them; the best single
+      sentence's cosine (late interaction, "MaxSim") sharpens the ranking;
     - near-duplicate documents (a Factbook history section and the whole
-      Factbook entry holding it) produce equal passages; the document-level
-      score, which favours the document whose content is mostly about the
-      question, breaks those ties the way a reader would.
-    Each feature is min-max normalised over the candidates and weighted.
-    ``sentence_pool``/``document_pool`` bound the corpus-wide BM25 and dense
-    look-ups; a candidate outside them gets that feature's lowest value.
+      Factbook entry that contains it) yield equal or overlapping passages.
+      The document's own vector (the mean of its sentences) is closer to the
+      question when more of the document is about it, so it ranks the focused
+      document first, as a reader would want.
+    The passage scores set the document ranking (a document ranks at its best
+    passage), so the document feature moves whole documents.
+
+    ``sentence_pool``/``document_pool`` bound the corpus-wide searches behind
+    the BM25 and document features; a candidate outside a pool gets the
+    pool's lowest score (an upper bound of its own).
     """
 
     def __init__(
@@ -136,15 +150,13 @@ class EvidenceReranker:
     def rerank(self, question: str, candidates: Sequence[ScoredPassage]) -> list[ScoredPassage]:
         if not candidates:
             return []
+        # Embeds the question again (the Reranker protocol passes no vector):
+        # one short text, ~10 ms on CPU, against seconds for a cross-encoder.
         query_vector = np.asarray(self.embedder.encode([question]), dtype=np.float32)[0]
         features = self.features(question, query_vector, candidates)
-        w = self.weights
-        total = (
-            w.first_stage * _minmax(features["first_stage"])
-            + w.sentence_similarity * _minmax(features["sentence_similarity"])
-            + w.sentence_bm25 * _minmax(features["sentence_bm25"])
-            + w.document * _minmax(features["document"])
-        )
+        total = np.zeros(len(candidates))
+        for name, values in features.items():
+            total += getattr(self.weights, name) * _minmax(values)
         annotated = [
             replace(hit, scores={**hit.scores, **{name: float(v[i]) for name, v in features.items()}})
             for i, hit in enumerate(candidates)
@@ -154,20 +166,25 @@ class EvidenceReranker:
     def features(
         self, question: str, query_vector: np.ndarray, candidates: Sequence[ScoredPassage]
     ) -> dict[str, np.ndarray]:
+        """Raw (unnormalised) feature values per candidate, for every feature with a weight."""
+        wanted = {name for name in FEATURES if getattr(self.weights, name)} | {"sentence_similarity"}
+        features = {"first_stage": np.array([hit.score for hit in candidates], dtype=np.float64)}
         sentence_ids = [[s.id for s in hit.passage.sentences] for hit in candidates]
+        # Always computed: the best sentence cosine is also the refusal signal.
         similarity = self._sentence_similarities(query_vector, candidates)
-        lexical = dict(self.index.lexical_search(question, "sentence", self.sentence_pool))
-        best_similarity, best_bm25 = [], []
-        for ids in sentence_ids:
-            best_similarity.append(max((similarity[i] for i in ids), default=0.0))
-            best_bm25.append(max((lexical.get(f"sentence:{i}", 0.0) for i in ids), default=0.0))
-        documents = self._document_scores(question, query_vector)
-        return {
-            "first_stage": np.array([hit.score for hit in candidates], dtype=np.float64),
-            "sentence_similarity": np.array(best_similarity, dtype=np.float64),
-            "sentence_bm25": np.array(best_bm25, dtype=np.float64),
-            "document": np.array([documents.get(hit.passage.document_id, 0.0) for hit in candidates]),
-        }
+        features["sentence_similarity"] = _best_per_passage(sentence_ids, similarity)
+        if "sentence_bm25" in wanted:
+            ranking = self.index.lexical_search(question, "sentence", self.sentence_pool)
+            lexical = {int(key.partition(":")[2]): score for key, score in ranking}
+            features["sentence_bm25"] = _best_per_passage(sentence_ids, lexical)
+        documents = [hit.passage.document_id for hit in candidates]
+        if "document_similarity" in wanted:
+            ranking = self.index.dense_search(query_vector, "document", self.document_pool)
+            features["document_similarity"] = self._per_document(documents, ranking)
+        if "document_bm25" in wanted:
+            ranking = self.index.lexical_search(question, "document", self.document_pool)
+            features["document_bm25"] = self._per_document(documents, ranking)
+        return features
 
     def _sentence_similarities(
         self, query_vector: np.ndarray, candidates: Sequence[ScoredPassage]
@@ -182,23 +199,33 @@ class EvidenceReranker:
             vectors = self.embedder.encode([sentences[i].text for i in ids])
         return dict(zip(ids, (np.asarray(vectors) @ query_vector).tolist(), strict=True))
 
-    def _document_scores(self, question: str, query_vector: np.ndarray) -> dict[str, float]:
-        # Dense and BM25 at document unit, each min-max normalised over its own
-        # pool, averaged: the document's relevance as a whole.
-        unit: Unit = "document"
-        per_document: dict[str, float] = {}
-        for ranking in (
-            self.index.dense_search(query_vector, unit, self.document_pool),
-            self.index.lexical_search(question, unit, self.document_pool),
-        ):
-            for key, value in _minmax_dict(ranking).items():
-                document_id = self.index.passage(key).document_id
-                per_document[document_id] = per_document.get(document_id, 0.0) + value / 2
-        return per_document
+    def _per_document(self, documents: list[str], ranking: list[tuple[str, float]]) -> np.ndarray:
+        by_document = {self.index.passage(key).document_id: score for key, score in ranking}
+        floor = min(by_document.values(), default=0.0)
+        return np.array([by_document.get(d, floor) for d in documents], dtype=np.float64)
 
 
-def _minmax_dict(ranking: Sequence[tuple[str, float]]) -> dict[str, float]:
-    if not ranking:
-        return {}
-    values = _minmax(np.array([score for _, score in ranking], dtype=np.float64))
-    return {key: float(v) for (key, _), v in zip(ranking, values, strict=True)}
+def _best_per_passage(sentence_ids: list[list[int]], values: dict[int, float]) -> np.ndarray:
+    """The best value among each passage's sentences (0.0 for a sentence without a value)."""
+    return np.array([max((values.get(i, 0.0) for i in ids), default=0.0) for ids in sentence_ids])
+
+
+def build_default_reranker(embedder: Embedder, index: CorpusIndex) -> EvidenceReranker:
+    """The reranker used when none is configured: needs only the embedding model and the index."""
+    return EvidenceReranker(index, embedder)
+
+
+def top_sentence_similarity(hits: Sequence[ScoredPassage]) -> float | None:
+    """The best question-sentence cosine among ``hits``: the retrieval confidence used for refusal.
+
+    Set by ``EvidenceReranker`` (scores["sentence_similarity"]); for sentence
+    hits without it, their dense score is the same quantity. None when no hit
+    carries either, e.g. after BM25-only retrieval without this reranker.
+    """
+    present = []
+    for hit in hits:
+        if "sentence_similarity" in hit.scores:
+            present.append(hit.scores["sentence_similarity"])
+        elif hit.passage.unit == "sentence" and "dense" in hit.scores:
+            present.append(hit.scores["dense"])
+    return max(present) if present else None

@@ -26,7 +26,8 @@ Fusion = Literal["minmax", "rrf"]
 
 @dataclass(frozen=True)
 class RetrievalConfig:
-    """How to retrieve. Defaults are the configuration chosen by bench/retrieval_quality.py.
+    """How to retrieve. The defaults, with ``rerank.EvidenceReranker``, are the configuration
+    bench/retrieval_quality.py chose: 8-sentence chunks, BM25 + dense fused by min-max.
 
     ``alpha`` is the weight of the dense retriever in min-max fusion
     (``fused = alpha * dense' + (1 - alpha) * bm25'``); ``rrf_k`` is the

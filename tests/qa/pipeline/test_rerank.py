@@ -137,7 +137,7 @@ def test_the_focused_document_beats_the_entry_that_contains_it():
     assert plain.documents()[0] == "factbook/oman"  # the tie the reranker must break
     reranked = retrieve(question, index, embedder, config, reranker=EvidenceReranker(index, embedder))
     assert reranked.documents()[:2] == ["gold/oman_history", "factbook/oman"]
-    assert {"sentence_similarity", "sentence_bm25", "document", "rerank"} <= set(reranked.passages[0].scores)
+    assert {"sentence_similarity", "document_similarity", "rerank"} <= set(reranked.passages[0].scores)
 
 
 class IndexWithoutStoredVectors:
@@ -168,3 +168,18 @@ def test_an_index_without_stored_sentence_vectors_gives_the_same_ranking():
 def test_the_evidence_reranker_handles_no_candidates():
     index = InMemoryCorpusIndex(NEAR_DUPLICATES, HashingEmbedder())
     assert EvidenceReranker(index, HashingEmbedder()).rerank("anything", []) == []
+
+
+def test_the_refusal_signal_is_the_best_sentence_cosine_among_the_hits():
+    from qa.pipeline.rerank import top_sentence_similarity
+
+    embedder = HashingEmbedder()
+    index = InMemoryCorpusIndex(NEAR_DUPLICATES, embedder, chunk_size=3, chunk_overlap=1)
+    reranker = EvidenceReranker(index, embedder)
+    on_topic = retrieve(HISTORY[0], index, embedder, reranker=reranker)
+    off_topic = retrieve("Water is scarce in the capital", index, embedder, reranker=reranker)
+    unrelated = retrieve("penguin migration in Antarctica", index, embedder, reranker=reranker)
+    assert top_sentence_similarity(on_topic.passages) == pytest.approx(1.0, abs=1e-5)  # a verbatim sentence
+    assert top_sentence_similarity(unrelated.passages) < top_sentence_similarity(off_topic.passages) < 1.0
+    bm25_only = retrieve("Qaboos", index, embedder, RetrievalConfig(method="bm25"))
+    assert top_sentence_similarity(bm25_only.passages) is None  # no dense evidence at all

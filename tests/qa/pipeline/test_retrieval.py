@@ -189,3 +189,35 @@ def test_top_k_limits_passages_but_not_the_document_ranking(index):
 def test_invalid_configuration_is_refused(bad):
     with pytest.raises(ValueError):
         RetrievalConfig(**bad)
+
+
+def test_the_embedding_cache_only_embeds_texts_it_has_not_seen(tmp_path):
+    from qa.pipeline.embedding import CachingEmbedder
+
+    inner = RecordingEmbedder()
+    first = CachingEmbedder(inner, tmp_path, "hashing-256", save_every=2)
+    vectors = first.encode(["oil exports", "gas storage", "oil exports", "coup in Mali"])
+    texts = ["oil exports", "gas storage", "oil exports", "coup in Mali"]
+    np.testing.assert_allclose(vectors, HashingEmbedder().encode(texts))
+    assert sorted(t for call in inner.calls for t in call) == ["coup in Mali", "gas storage", "oil exports"]
+
+    inner.calls.clear()
+    second = CachingEmbedder(inner, tmp_path, "hashing-256")  # a later run, reading the file
+    np.testing.assert_allclose(second.encode(["gas storage", "wheat harvest"])[0], vectors[1])
+    assert inner.calls == [["wheat harvest"]]
+    other_model = CachingEmbedder(inner, tmp_path, "another-model")
+    other_model.encode(["gas storage"])
+    assert inner.calls[-1] == ["gas storage"]  # namespaces never share vectors
+
+
+def test_document_vectors_pool_sentences_by_default_or_chunks_on_request(index):
+    oman = index.document_sentences("oman")
+    mean = index.sentence_vectors([s.id for s in oman]).mean(axis=0)
+    np.testing.assert_allclose(index.passage_vector("document:oman"), mean / np.linalg.norm(mean), rtol=1e-5)
+
+    by_chunks = InMemoryCorpusIndex(CORPUS, HashingEmbedder(), chunk_size=2, chunk_overlap=1,
+                                    document_vectors="chunks")
+    chunks = [p for p in by_chunks.passages("chunk") if p.document_id == "oman"]
+    mean = np.mean([by_chunks.passage_vector(c.key) for c in chunks], axis=0)
+    expected = mean / np.linalg.norm(mean)
+    np.testing.assert_allclose(by_chunks.passage_vector("document:oman"), expected, rtol=1e-5)

@@ -1,0 +1,1 @@
+"""Performance benchmarks (not tests): ``python -m bench --help``. See bench/README.md."""

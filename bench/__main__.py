@@ -1,0 +1,82 @@
+"""python -m bench [BENCHMARK ...] [--quick] [--repeat N] [--sizes 10000,100000,1000000]
+
+Runs every benchmark when none is named. Each prints its tables and writes
+bench/results/<name>[-quick].json. --quick uses small samples (minutes, not
+the better part of two hours).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+import time
+
+from bench.common import DEFAULT_SIZES, QUICK_SIZES
+
+BENCHMARKS = {
+    "ingestion": "bench.ingestion",
+    "encoder": "bench.encoder",
+    "lexical": "bench.lexical",
+    "dense": "bench.dense",
+    "hybrid": "bench.hybrid",
+    "e2e": "bench.e2e",
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "benchmarks", nargs="*", metavar="BENCHMARK", help=f"any of {', '.join(BENCHMARKS)} (default: all)"
+    )
+    parser.add_argument("--quick", action="store_true", help="small samples, fewer repetitions")
+    parser.add_argument(
+        "--sample-every", type=int, default=0, help="ingestion: every Nth analyst-bench file (1; --quick 20)"
+    )
+    parser.add_argument(
+        "--repeat", type=int, default=0, help="repetitions (default depends on the benchmark)"
+    )
+    parser.add_argument(
+        "--sizes",
+        default="",
+        help="corpus sizes in sentences for lexical/dense/hybrid "
+        "(default 10000,100000,1000000; --quick 10000)",
+    )
+    parser.add_argument(
+        "--queries", type=int, default=0, help="queries per measurement (default 200; --quick 40)"
+    )
+    parser.add_argument(
+        "--hnsw-grid",
+        default="",
+        help="m:ef_construction pairs to compare, e.g. 16:64,16:128,32:64 "
+        "(default 16:128,32:64 at the middle size only)",
+    )
+    args = parser.parse_args(argv)
+    unknown = [name for name in args.benchmarks if name not in BENCHMARKS]
+    if unknown:
+        parser.error(f"unknown benchmark(s) {', '.join(unknown)}; choose from {', '.join(BENCHMARKS)}")
+    args.sizes = [int(s) for s in args.sizes.split(",") if s] or list(
+        QUICK_SIZES if args.quick else DEFAULT_SIZES
+    )
+    args.queries = args.queries or (40 if args.quick else 200)
+    failed = []
+    for name in args.benchmarks or list(BENCHMARKS):
+        started = time.perf_counter()
+        print(f"\n===== {name} =====", flush=True)
+        try:
+            importlib.import_module(BENCHMARKS[name]).run(args)
+        except Exception as exc:  # noqa: BLE001 - one broken benchmark must not hide the others' results
+            import traceback
+
+            traceback.print_exc()
+            failed.append(f"{name}: {exc}")
+        print(f"({name}: {time.perf_counter() - started:.0f}s)", flush=True)
+    for line in failed:
+        print(f"FAILED {line}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

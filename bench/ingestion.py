@@ -1,0 +1,226 @@
+"""Ingestion throughput through the real path against the raw encoder on the same sentences.
+
+End to end = parse the analyst-bench files, stage each document with
+``documents.services.document_stage`` (which queues ``embed_document`` on
+commit), and wait until a real Celery worker (prefork, -c 1, as ``make run``
+starts it) has made every document ready in PostgreSQL. The worker is warm
+(model loaded by a warm-up document) before the clock starts; its cold start
+is reported apart. Baseline = one ``encode`` call over all the same sentences
+in this process (the same model class and batch size as the worker).
+Repetitions alternate baseline and end to end, so drift on a shared machine
+hits both; the ratio is taken per repetition and its median reported.
+
+Where the time goes: the encoder called per document as ``document_embed``
+calls it; the same documents through a worker whose embedder only looks
+vectors up (no encoding), with the broker's polling interval as configured
+and as proposed, and with rows written by binary COPY (bench/copy_swap.py);
+idle time between tasks from the worker's log; and in-process
+``document_embed`` with each service step timed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bench.common import Stopwatch, log, median, print_table, ratio, setup_django, write_result
+from bench.corpus import analyst_bench_sample, load_documents
+from bench.ingestion_parts import (
+    STEPS,
+    copy_swap_installed,
+    embed_in_process,
+    encode_per_document,
+    ingest_through_worker,
+)
+
+TARGET = 0.85
+# kombu's file-system transport looks for new messages once per polling interval (1 s by default),
+# and with prefetch 1 a worker takes at most one message per look: one document per second at best.
+PROPOSED_POLLING = 0.05
+# The proposal measured as "proposed": that polling interval, and rows written by binary COPY.
+PROPOSED = {"polling_interval": PROPOSED_POLLING, "copy_swap": True}
+
+
+def through_worker(broker: Path, root: Path, n: int, label: str, **worker_options) -> dict:
+    """A fresh worker, warmed up (model loaded) on two documents, then the timed ingestion."""
+    from bench.worker import Worker, task_gaps
+
+    warm_root = analyst_bench_sample(400)
+    warm_n = sum(len(texts) for _, _, texts in load_documents(warm_root))
+    with Worker(broker, name=label, **worker_options) as worker:
+        warm = ingest_through_worker(warm_root, warm_n, f"{label}-warm-up")
+        result = ingest_through_worker(root, n, label)
+    gaps = task_gaps(worker.log_path, skip=2)  # the two warm-up documents come first
+    return {
+        **result,
+        "worker_start_seconds": worker.start_seconds,
+        "warm_up_seconds": warm["seconds"],
+        **gaps,
+    }
+
+
+def run(args) -> dict:
+    setup_django()
+    from django.conf import settings
+
+    from bench.worker import load_lookup, private_broker, save_vectors
+    from qa.pipeline.embedding import SentenceTransformerEmbedder
+
+    quick = args.quick
+    every = args.sample_every or (20 if quick else 1)
+    repeats = args.repeat or (2 if quick else 3)
+    root = analyst_bench_sample(every)
+    documents = load_documents(root)
+    texts = [t for _, _, doc_texts in documents for t in doc_texts]
+    n = len(texts)
+    configured = settings.CELERY_BROKER_TRANSPORT_OPTIONS.get("polling_interval", 1.0)
+    log(
+        f"ingestion: {len(documents)} documents, {n} sentences, {repeats} repetitions; broker polling "
+        f"{configured}s, proposed {PROPOSED_POLLING}s"
+    )
+
+    with Stopwatch() as load:
+        embedder = SentenceTransformerEmbedder(
+            settings.QA_EMBEDDING_MODEL or None, batch_size=settings.QA_EMBEDDING_BATCH_SIZE
+        )
+    embedder.encode(texts[:64])  # first-call set-up is not throughput
+
+    broker = private_broker()
+    runs = {"encoder": [], "encoder_per_document": [], "as_configured": [], "proposed": []}
+    for rep in range(repeats):
+        with Stopwatch() as enc:
+            vectors = embedder.encode(texts)
+        runs["encoder"].append({"seconds": enc.seconds, "sentences_per_s": n / enc.seconds})
+        with Stopwatch() as per_document:
+            encode_per_document(embedder, documents)
+        runs["encoder_per_document"].append({"seconds": per_document.seconds})
+        log(f"rep {rep}: encoder {n / enc.seconds:.1f} sent/s")
+        runs["as_configured"].append(through_worker(broker, root, n, f"ingest-{rep}"))
+        runs["proposed"].append(through_worker(broker, root, n, f"ingest-proposed-{rep}", **PROPOSED))
+        log(
+            f"rep {rep}: end to end {runs['as_configured'][-1]['sentences_per_s']:.1f} sent/s, proposed "
+            f"{runs['proposed'][-1]['sentences_per_s']:.1f} sent/s"
+        )
+
+    lookup_file = save_vectors(broker / "vectors.npz", texts, vectors)
+    no_encoder = through_worker(broker, root, n, "lookup", vectors=lookup_file)
+    no_encoder_polling = through_worker(
+        broker, root, n, "lookup-polling", vectors=lookup_file, polling_interval=PROPOSED_POLLING
+    )
+    no_encoder_proposed = through_worker(broker, root, n, "lookup-proposed", vectors=lookup_file, **PROPOSED)
+    in_process_lookup = embed_in_process(root, load_lookup(lookup_file), "inproc-lookup")
+    with copy_swap_installed():
+        in_process_copy = embed_in_process(root, load_lookup(lookup_file), "inproc-lookup-copy")
+
+    base = median([r["sentences_per_s"] for r in runs["encoder"]])
+    base_s = median([r["seconds"] for r in runs["encoder"]])
+    ratios = {
+        key: [
+            ratio(e["sentences_per_s"], b["sentences_per_s"])
+            for e, b in zip(runs[key], runs["encoder"], strict=True)
+        ]
+        for key in ("as_configured", "proposed")
+    }
+
+    def row(label, seconds, value_ratio=None, idle=float("nan")):
+        rate = n / seconds
+        return (label, seconds, rate, ratio(rate, base) if value_ratio is None else value_ratio, idle)
+
+    def idle(key):
+        return median([r["idle_seconds"] for r in runs[key]])
+
+    rows = [
+        ("encoder, one call over all sentences (baseline)", base_s, base, 1.0, float("nan")),
+        row(
+            "encoder, per document as document_embed calls it",
+            median([r["seconds"] for r in runs["encoder_per_document"]]),
+        ),
+        row(
+            f"end to end, broker polling {configured}s (as configured)",
+            median([r["seconds"] for r in runs["as_configured"]]),
+            median(ratios["as_configured"]),
+            idle("as_configured"),
+        ),
+        row(
+            f"end to end, proposed: polling {PROPOSED_POLLING}s + COPY",
+            median([r["seconds"] for r in runs["proposed"]]),
+            median(ratios["proposed"]),
+            idle("proposed"),
+        ),
+        (
+            "  of which parse + stage (main process)",
+            median([r["stage_seconds"] for r in runs["as_configured"]]),
+            float("nan"),
+            float("nan"),
+            float("nan"),
+        ),
+        row(
+            f"worker, looked-up vectors (no encoding), polling {configured}s",
+            no_encoder["seconds"],
+            idle=no_encoder["idle_seconds"],
+        ),
+        row(
+            f"worker, looked-up vectors (no encoding), polling {PROPOSED_POLLING}s",
+            no_encoder_polling["seconds"],
+            idle=no_encoder_polling["idle_seconds"],
+        ),
+        row(
+            f"worker, looked-up vectors (no encoding), polling {PROPOSED_POLLING}s + COPY",
+            no_encoder_proposed["seconds"],
+            idle=no_encoder_proposed["idle_seconds"],
+        ),
+        row("in process document_embed, looked-up vectors", in_process_lookup["seconds"]),
+        row("in process document_embed, looked-up vectors, COPY", in_process_copy["seconds"]),
+    ]
+    print_table(
+        f"Ingestion, {len(documents)} documents / {n:,} sentences (median of {repeats}; ratio = "
+        f"sentences/s over the encoder's, per repetition; target end to end >= {TARGET})",
+        ["path", "seconds", "sentences/s", "ratio", "worker idle s"],
+        rows,
+    )
+    step_rows = [
+        (
+            name.strip("_"),
+            in_process_lookup["steps"].get(name, 0.0),
+            ratio(in_process_lookup["steps"].get(name, 0.0), base_s),
+            in_process_copy["steps"].get(name, 0.0),
+            ratio(in_process_copy["steps"].get(name, 0.0), base_s),
+        )
+        for name in STEPS
+    ]
+    print_table(
+        "Where document_embed spends its time besides encoding, in process with looked-up vectors "
+        "(seconds; share = seconds / baseline encode seconds)",
+        ["step", "bulk_create", "share", "COPY", "share"],
+        step_rows,
+    )
+    first = runs["as_configured"][0]
+    print(
+        f"\nmodel load {load.seconds:.1f}s in process; a worker process starts in "
+        f"{first['worker_start_seconds']:.1f}s "
+        f"and its first two documents (model load included) take {first['warm_up_seconds']:.1f}s"
+    )
+    for key, values in ratios.items():
+        verdict = "meets" if median(values) >= TARGET else "misses"
+        print(
+            f"{key}: end to end / encoder = {median(values):.3f} (per repetition "
+            f"{[round(v, 3) for v in values]}): {verdict} the {TARGET} target"
+        )
+    result = {
+        "documents": len(documents),
+        "sentences": n,
+        "repeats": repeats,
+        "sample_every": every,
+        "polling_interval": {"configured": configured, "proposed": PROPOSED_POLLING},
+        **runs,
+        "ratios": ratios,
+        "ratio_median": {k: median(v) for k, v in ratios.items()},
+        "target": TARGET,
+        "worker_no_encoder": no_encoder,
+        "worker_no_encoder_polling": no_encoder_polling,
+        "worker_no_encoder_proposed": no_encoder_proposed,
+        "in_process_lookup": in_process_lookup,
+        "in_process_lookup_copy": in_process_copy,
+        "model_load_seconds": load.seconds,
+    }
+    write_result("ingestion", result, quick=quick)
+    return result

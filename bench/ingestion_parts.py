@@ -1,0 +1,150 @@
+"""The pieces of the ingestion benchmark: staging, waiting, and the in-process breakdown.
+
+See bench/ingestion.py for what is measured and why.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections import defaultdict
+from pathlib import Path
+
+from bench.common import Stopwatch
+
+STEPS = ("_claim", "_build_rows", "_encode", "_set_progress", "_swap_in")
+
+
+def reset_tables() -> None:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        # The benchmark server only: every run starts from empty tables and indexes.
+        cursor.execute(
+            "TRUNCATE documents_document, documents_sentence, documents_chunk RESTART IDENTITY CASCADE"
+        )
+
+
+def bench_corpus(name: str):
+    from documents.models import Corpus, Team
+
+    team, _ = Team.objects.get_or_create(name="bench")
+    corpus, _ = Corpus.objects.get_or_create(name=name, defaults={"team": team})
+    return corpus
+
+
+def stage_all(root: Path, corpus, *, enqueue: bool) -> list[int]:
+    """Parse the files and stage each document, as ``manage.py ingest`` does; return document ids."""
+    from documents import parsing, services
+
+    ids = []
+    for parsed in parsing.iter_analyst_bench_corpus(root):
+        ids.append(
+            services.document_stage(
+                corpus=corpus, parsed=parsed, filename=parsed.external_id, enqueue=enqueue
+            ).document.pk
+        )
+    return ids
+
+
+def wait_ready(ids: list[int], *, timeout: float = 7200) -> None:
+    from documents.models import Document
+
+    deadline = time.monotonic() + timeout
+    while True:
+        done = Document.objects.filter(pk__in=ids, status__in=["ready", "failed"], pending_hash="").count()
+        if done == len(ids):
+            failed = Document.objects.filter(pk__in=ids, status="failed").count()
+            if failed:
+                raise RuntimeError(f"{failed} document(s) failed to ingest")
+            return
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"only {done} of {len(ids)} documents ready after {timeout}s")
+        time.sleep(0.05)
+
+
+def ingest_through_worker(root: Path, n_sentences: int, label: str) -> dict:
+    from documents.models import Sentence
+
+    reset_tables()
+    corpus = bench_corpus(label)
+    with Stopwatch() as total:
+        with Stopwatch() as staging:
+            ids = stage_all(root, corpus, enqueue=True)
+        wait_ready(ids)
+    stored = Sentence.objects.filter(document__corpus=corpus).count()
+    if stored != n_sentences:
+        raise RuntimeError(f"{label}: {stored} sentences stored, expected {n_sentences}")
+    return {
+        "seconds": total.seconds,
+        "stage_seconds": staging.seconds,
+        "sentences_per_s": n_sentences / total.seconds,
+    }
+
+
+@contextlib.contextmanager
+def timed_steps():
+    """Time each ingestion service step in this process (wrappers only; the code is unchanged)."""
+    from documents import services
+
+    totals: dict[str, float] = defaultdict(float)
+    originals = {name: getattr(services, name) for name in STEPS}
+
+    def wrap(name, original):
+        def timed(*args, **kwargs):
+            start = time.perf_counter()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                totals[name] += time.perf_counter() - start
+
+        return timed
+
+    for name, original in originals.items():
+        setattr(services, name, wrap(name, original))
+    try:
+        yield totals
+    finally:
+        for name, original in originals.items():
+            setattr(services, name, original)
+
+
+def embed_in_process(root: Path, embedder, label: str) -> dict:
+    from documents import services
+    from documents.models import Document
+
+    reset_tables()
+    corpus = bench_corpus(label)
+    ids = stage_all(root, corpus, enqueue=False)
+    hashes = dict(Document.objects.filter(pk__in=ids).values_list("pk", "pending_hash"))
+    with timed_steps() as steps, Stopwatch() as total:
+        for document_id in ids:  # as the worker does, one document at a time
+            services.document_embed(
+                document_id=document_id, expected_hash=hashes[document_id], embedder=embedder
+            )
+    steps = dict(steps)
+    steps["_encode"] -= steps["_set_progress"]  # progress updates happen inside _encode
+    return {"seconds": total.seconds, "steps": steps}
+
+
+def encode_per_document(embedder, documents) -> None:
+    """Encode as ``document_embed`` does: each document on its own, in slices of its batch size."""
+    from django.conf import settings
+
+    batch = max(settings.QA_EMBEDDING_BATCH_SIZE * 4, 64)
+    for _, _, texts in documents:
+        for begin in range(0, len(texts), batch):
+            embedder.encode(texts[begin : begin + batch])
+
+
+@contextlib.contextmanager
+def copy_swap_installed():
+    from bench import copy_swap
+    from documents import services
+
+    original = services._swap_in
+    copy_swap.install()
+    try:
+        yield
+    finally:
+        services._swap_in = original

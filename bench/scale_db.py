@@ -1,0 +1,217 @@
+"""Scaled corpora loaded into the app's schema, one database per size on the benchmark server.
+
+``bench_scale_<size>`` is migrated like the app's database and holds one corpus
+("scale-<size>") of ready documents, sentences and chunks with their vectors,
+written by binary COPY with the HNSW indexes dropped, then the indexes built
+(timed). A marker table remembers what was loaded, so the dense and hybrid
+benchmarks and later runs reuse a load (a 1M load with its index build takes
+the better part of an hour on 2 cores).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+
+import numpy as np
+import psycopg
+
+from bench.common import BENCH_VAR_DIR, REPO, Stopwatch, bench_environment, log
+from bench.corpus import VECTOR_NOISE, ScaledCorpus, chunk_rows
+
+LOAD_VERSION = 1
+# The HNSW indexes the app's migration creates (documents/models.py).
+APP_INDEXES = {
+    "sentence_embedding_hnsw": ("documents_sentence", 16, 64),
+    "chunk_embedding_hnsw": ("documents_chunk", 16, 64),
+}
+# Index builds: all memory the graph needs (about 2.5 GB at 1M x 384), and every core.
+BUILD_SETTINGS = {"maintenance_work_mem": "4GB", "max_parallel_maintenance_workers": 1}
+
+
+def database_name(size: int) -> str:
+    return f"bench_scale_{size}"
+
+
+def connect(dbname: str = "postgres", *, vectors: bool = True, **kwargs) -> psycopg.Connection:
+    from groundedqa_site import embedded_db
+
+    info = embedded_db.ensure_running(BENCH_VAR_DIR / "pg")
+    # prepare_threshold=None: a statement psycopg prepared keeps the plan made under the settings of
+    # its first runs (PostgreSQL does not replan when enable_indexscan or hnsw.ef_search change), so
+    # HNSW queries after the exact scan would silently reuse the sequential-scan plan.
+    conn = psycopg.connect(
+        host=info["HOST"],
+        port=info["PORT"],
+        user=info["USER"],
+        dbname=dbname,
+        autocommit=True,
+        prepare_threshold=None,
+        **kwargs,
+    )
+    if vectors:
+        from pgvector.psycopg import register_vector
+
+        register_vector(conn)
+    return conn
+
+
+def ensure_database(size: int) -> None:
+    name = database_name(size)
+    with connect() as admin:
+        if not admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
+            admin.execute(f'CREATE DATABASE "{name}"')
+    with connect(name, vectors=False) as conn:
+        # Created before migrate, so that register_vector finds the type whatever migrate does.
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--verbosity=0"],
+        cwd=REPO,
+        check=True,
+        env=bench_environment(GROUNDEDQA_DATABASE_NAME=name),
+    )
+
+
+def fingerprint(corpus: ScaledCorpus, seed: int) -> str:
+    return json.dumps({"size": corpus.size, "seed": seed, "noise": VECTOR_NOISE, "version": LOAD_VERSION})
+
+
+def loaded(size: int, expected: str) -> bool:
+    with connect(database_name(size)) as conn:
+        conn.execute("CREATE TABLE IF NOT EXISTS bench_state (key text PRIMARY KEY, value text)")
+        row = conn.execute("SELECT value FROM bench_state WHERE key = 'corpus'").fetchone()
+        return bool(row and row[0] == expected)
+
+
+def load(corpus: ScaledCorpus, *, seed: int = 0) -> dict:
+    """Load ``corpus`` into its database unless it is there already; return the timings."""
+    size, stamp = corpus.size, fingerprint(corpus, seed)
+    ensure_database(size)
+    if loaded(size, stamp):
+        log(f"scale {size:,}: already loaded")
+        return json.loads(_state(size, "load_timings") or "{}")
+    timings = {}
+    with connect(database_name(size)) as conn:
+        conn.execute("DELETE FROM bench_state")
+        conn.execute("TRUNCATE documents_corpus, documents_team RESTART IDENTITY CASCADE")
+        for name in APP_INDEXES:
+            conn.execute(f"DROP INDEX IF EXISTS {name}")
+        with Stopwatch() as copy_time:
+            _copy_rows(conn, corpus)
+        timings["copy_seconds"] = copy_time.seconds
+        conn.execute("ANALYZE")
+        for name, (table, m, ef_construction) in APP_INDEXES.items():
+            timings[f"{name}_build_seconds"] = build_hnsw(conn, name, table, m, ef_construction)
+        conn.execute("INSERT INTO bench_state VALUES ('load_timings', %s)", [json.dumps(timings)])
+        conn.execute("INSERT INTO bench_state VALUES ('corpus', %s)", [stamp])
+    return timings
+
+
+def _state(size: int, key: str) -> str | None:
+    with connect(database_name(size)) as conn:
+        row = conn.execute("SELECT value FROM bench_state WHERE key = %s", [key]).fetchone()
+    return row[0] if row else None
+
+
+def build_hnsw(conn: psycopg.Connection, name: str, table: str, m: int, ef_construction: int) -> float:
+    """(Re)build one cosine HNSW index and return the seconds it took."""
+    conn.execute(f"DROP INDEX IF EXISTS {name}")
+    for setting, value in BUILD_SETTINGS.items():
+        conn.execute(f"SET {setting} = '{value}'")
+    log(f"building {name} on {table} (m={m}, ef_construction={ef_construction})")
+    start = time.perf_counter()
+    conn.execute(
+        f"CREATE INDEX {name} ON {table} USING hnsw (embedding vector_cosine_ops) "
+        f"WITH (m = {m}, ef_construction = {ef_construction})"
+    )
+    seconds = time.perf_counter() - start
+    log(f"built {name} in {seconds:.0f}s")
+    return seconds
+
+
+def _copy_rows(conn: psycopg.Connection, corpus: ScaledCorpus) -> None:
+    now = time.strftime("%Y-%m-%d %H:%M:%S+00", time.gmtime())
+    conn.execute("INSERT INTO documents_team (id, name) VALUES (1, 'bench')")
+    conn.execute(
+        "INSERT INTO documents_corpus (id, name, description, team_id, created_at) VALUES (1, %s, '', 1, %s)",
+        [f"scale-{corpus.size}", now],
+    )
+    document_columns = (
+        "id, corpus_id, external_id, title, source, url, filename, text, content_hash, pending_text, "
+        "pending_hash, pending_sentences, embedding, status, progress, error, created_at, updated_at"
+    )
+    row = 0
+    chunk_id = 0
+    with conn.cursor() as cur:
+        with cur.copy(f"COPY documents_document ({document_columns}) FROM STDIN") as copy:
+            for doc_id, (external_id, title, texts) in enumerate(corpus.documents, 1):
+                vectors = corpus.vectors[row : row + len(texts)]
+                row += len(texts)
+                mean = vectors.mean(axis=0)
+                copy.write_row(
+                    (
+                        doc_id,
+                        1,
+                        external_id,
+                        title[:500],
+                        "bench",
+                        "",
+                        external_id[:500],
+                        " ".join(texts),
+                        "bench",
+                        "",
+                        "",
+                        "[]",
+                        mean / np.linalg.norm(mean),
+                        "ready",
+                        100,
+                        "",
+                        now,
+                        now,
+                    )
+                )
+        row = 0
+        sentence_columns = 'id, document_id, ordinal, label, text, start, "end", embedding'
+        with cur.copy(
+            f"COPY documents_sentence ({sentence_columns}) FROM STDIN WITH (FORMAT BINARY)"
+        ) as copy:
+            copy.set_types(["int8", "int8", "int4", "varchar", "text", "int4", "int4", "vector"])
+            for doc_id, (_, _, texts) in enumerate(corpus.documents, 1):
+                offset = 0
+                for ordinal, text in enumerate(texts):
+                    row += 1
+                    copy.write_row(
+                        (
+                            row,
+                            doc_id,
+                            ordinal,
+                            str(ordinal + 1),
+                            text,
+                            offset,
+                            offset + len(text),
+                            corpus.vectors[row - 1],
+                        )
+                    )
+                    offset += len(text) + 1
+        row = 0
+        with cur.copy(
+            "COPY documents_chunk (id, document_id, first_ordinal, last_ordinal, text, embedding) "
+            "FROM STDIN WITH (FORMAT BINARY)"
+        ) as copy:
+            copy.set_types(["int8", "int8", "int4", "int4", "text", "vector"])
+            for doc_id, (_, _, texts) in enumerate(corpus.documents, 1):
+                for first, last, text, vector in chunk_rows(texts, corpus.vectors[row : row + len(texts)]):
+                    chunk_id += 1
+                    copy.write_row((chunk_id, doc_id, first, last, text, vector.astype(np.float32)))
+                row += len(texts)
+    for table in (
+        "documents_team",
+        "documents_corpus",
+        "documents_document",
+        "documents_sentence",
+        "documents_chunk",
+    ):
+        conn.execute(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), (SELECT max(id) FROM {table}))")
+    log(f"loaded {row:,} sentences, {chunk_id:,} chunks, {len(corpus.documents):,} documents")
