@@ -7,7 +7,6 @@ instead, for a machine with no worker running.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,9 +14,8 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from documents import parsing, services
-from documents.models import Corpus, Document, Team
-
-WAIT_WITHOUT_PROGRESS_SECONDS = 120
+from documents.management.embedding import embed_in_process, failed_documents, wait_for_workers
+from documents.models import Corpus, Team
 
 
 class Command(BaseCommand):
@@ -51,12 +49,10 @@ class Command(BaseCommand):
             f"{len(staged)} document(s) read, {len(changed)} new or changed, {len(errors)} file(s) refused."
         )
         if options["in_process"]:
-            self._embed_here(changed)
+            embed_in_process(changed)
         elif changed and not options["no_wait"]:
-            self._wait(changed)
-        failed = Document.objects.filter(pk__in=changed, status=Document.Status.FAILED)
-        for document in failed:
-            errors.append(f"{document.external_id}: {document.error}")
+            wait_for_workers(changed)
+        errors.extend(failed_documents(changed))
         for error in errors:
             self.stderr.write(f"error: {error}")
         if errors:
@@ -87,38 +83,6 @@ class Command(BaseCommand):
                     )
                     bar.update(1)
         return staged, errors
-
-    def _embed_here(self, document_ids: list[int]) -> None:
-        from documents.embedding import get_embedder
-
-        embedder = get_embedder()
-        for document_id in tqdm(document_ids, desc="embedding", unit="doc", disable=None):
-            document = Document.objects.get(pk=document_id)
-            services.document_embed(
-                document_id=document_id, expected_hash=document.pending_hash, embedder=embedder
-            )
-
-    def _wait(self, document_ids: list[int]) -> None:
-        """Poll the documents until each is ready or failed, showing progress."""
-        done_statuses = [Document.Status.READY, Document.Status.FAILED]
-        last_done, last_change = -1, time.monotonic()
-        with tqdm(total=len(document_ids), desc="embedding", unit="doc", disable=None) as bar:
-            while True:
-                done = Document.objects.filter(
-                    pk__in=document_ids, status__in=done_statuses, pending_hash=""
-                ).count()
-                bar.update(done - bar.n)
-                if done == len(document_ids):
-                    return
-                if done != last_done:
-                    last_done, last_change = done, time.monotonic()
-                elif time.monotonic() - last_change > WAIT_WITHOUT_PROGRESS_SECONDS:
-                    raise CommandError(
-                        "No progress for two minutes: is a Celery worker consuming the 'ingestion' queue? "
-                        "Start one (make run starts them) or re-run with --in-process. "
-                        "The documents stay queued."
-                    )
-                time.sleep(1)
 
 
 def iter_documents(paths: list[Path], layout: str) -> Iterator[tuple[str, callable]]:

@@ -13,10 +13,10 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from documents.management.embedding import embed_in_process, failed_documents, wait_for_workers
 from documents.models import Corpus, Document
 from groundedqa_site.api import ClientError
 from review.benchmark_files import BenchmarkFileError, read_analyst_bench, read_cases_jsonl, read_clapnq
-from review.management.commands._embedding import embed_in_process, failed_documents, wait_for_workers
 from review.models import Benchmark
 from review.services.benchmarks import benchmark_import
 
@@ -90,7 +90,7 @@ class Command(BaseCommand):
         if options["in_process"]:
             embed_in_process(to_embed)
         elif to_embed and not options["no_wait"]:
-            wait_for_workers(to_embed)
+            wait_for_workers(to_embed, left_behind="The cases are imported and the documents stay queued.")
         errors = failed_documents(to_embed)
         for error in errors:
             self.stderr.write(f"error: {error}")

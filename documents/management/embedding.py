@@ -1,4 +1,4 @@
-"""Embedding the documents a benchmark import staged: here, or by the workers while we watch."""
+"""For commands that stage documents (ingest, import_benchmark): embed them here, or watch the workers."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def embed_in_process(document_ids: list[int]) -> None:
         )
 
 
-def wait_for_workers(document_ids: list[int]) -> None:
+def wait_for_workers(document_ids: list[int], *, left_behind: str = "The documents stay queued.") -> None:
     """Poll until every document is ready or failed; give up after two minutes without progress."""
     finished = [Document.Status.READY, Document.Status.FAILED]
     last_done, last_change = -1, time.monotonic()
@@ -40,7 +40,7 @@ def wait_for_workers(document_ids: list[int]) -> None:
                 raise CommandError(
                     "No progress for two minutes: is a Celery worker consuming the 'ingestion' queue? "
                     "Start one (make run starts them) or re-run with --in-process. "
-                    "The cases are imported and the documents stay queued."
+                    f"{left_behind}"
                 )
             time.sleep(1)
 
