@@ -22,6 +22,7 @@ from typing import Literal, Protocol
 import numpy as np
 
 from qa.pipeline.bm25 import BM25Index
+from qa.pipeline.chunking import sentence_windows
 from qa.pipeline.protocols import Embedder
 from qa.pipeline.types import Passage, SourceSentence, Unit
 
@@ -84,10 +85,6 @@ class InMemoryCorpusIndex:
         chunk_vectors: ChunkVectors = "pooled",
         document_vectors: DocumentVectors = "sentences",
     ) -> None:
-        # Imported here: documents.parsing owns sentence windowing for ingestion,
-        # and the index must cut chunks exactly as the database does.
-        from documents.parsing import sentence_windows
-
         self.chunk_size, self.chunk_overlap, self.chunk_vectors = chunk_size, chunk_overlap, chunk_vectors
         self._passages: dict[Unit, list[Passage]] = {unit: [] for unit in UNITS}
         self._document_sentences: dict[str, tuple[SourceSentence, ...]] = {}
