@@ -7,11 +7,15 @@ sentence), the same keys, and the same vectors:
 
 - sentence vectors: the embedder's encoding of the sentence text;
 - chunk vectors: by default the re-normalised mean of the chunk's sentence
-  vectors ("pooled"), which costs nothing beyond the sentence vectors the
-  index needs anyway; ``chunk_vectors="encoded"`` encodes the chunk text,
-  ~50 times slower per sentence embedded on CPU (see bench/retrieval_quality.py
-  for both timings and their retrieval quality);
-- document vectors: the re-normalised mean of the document's sentence vectors.
+  vectors ("pooled"), free once the sentences are encoded.
+  ``chunk_vectors="encoded"`` encodes the chunk text instead: one more
+  encoder pass over every chunk (~+50% indexing time on analyst-bench), and
+  it retrieved no better: equal with the evidence reranker, worse without it
+  (all-MiniLM-L6-v2 truncates a text at 256 word pieces, cutting long
+  chunks), one CLAPNQ question better (bench/retrieval_quality.py);
+- document vectors: the re-normalised mean of the document's sentence
+  vectors (pooling chunk vectors instead, ``document_vectors="chunks"``,
+  measured no better).
 """
 
 from __future__ import annotations

@@ -99,10 +99,12 @@ class CrossEncoderReranker:
 class EvidenceWeights:
     """Weights of the features ``EvidenceReranker`` adds up, each min-max normalised over the candidates.
 
-    The defaults are what bench/retrieval_quality.py measured best on both
-    analyst-bench and CLAPNQ. The two BM25 features default to 0: they helped
-    analyst-bench (rare names, long questions) by one question and cost CLAPNQ
-    (short natural questions) two to three, so they are off, and not computed.
+    Equal weights on the three dense-or-fused features; bench/retrieval_quality.py
+    shows dropping either the sentence or the document feature costs analyst-bench
+    or CLAPNQ. The two BM25 features default to 0 (and are then not computed):
+    adding them gained at most one analyst-bench question at rank 1 (rare names,
+    long questions) and lost one to three of CLAPNQ's 100 answerable ones (short
+    natural questions), so they would fit this benchmark rather than the task.
     """
 
     first_stage: float = 1.0  # the fused (or single-retriever) retrieval score
