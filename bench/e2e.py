@@ -87,6 +87,10 @@ class Api:
             else self.base_url + body["status_url"]
         )
         while True:
+            if time.perf_counter() - start > 900:
+                raise RuntimeError(
+                    f"no answer after 900 s from {url}: is a worker alive? (see var/bench/broker-*)"
+                )
             _, state = self._call("GET", url)
             if state["status"] in ("done", "failed"):
                 if state["status"] == "failed":

@@ -188,11 +188,9 @@ if CELERY_BROKER_URL == "filesystem://":
         "processed_folder": str(BROKER_DIR / "processed"),
         "control_folder": str(BROKER_DIR / "control"),
         "store_processed": False,
-        # kombu's file-system transport looks for messages once per interval and a
-        # worker takes one per look: at the 1 s default each document and each
-        # question stage waited ~0.5 s idle (bench/README.md, ingestion); 0.05 s costs
-        # an idle worker 0.4% of a core.
-        "polling_interval": 0.05,
+        # Polling stays at kombu's 1 s: faster polling (0.05 s saves ~0.5 s per task,
+        # bench/README.md) made a worker crash on a message read half-written,
+        # a race in kombu's file-system transport (bench/proposed_settings.patch).
     }
 # Job state lives in our own tables; Celery results are not needed.
 CELERY_RESULT_BACKEND = None

@@ -83,7 +83,6 @@ def broker_dir(tmp_path_factory):
         "processed_folder": str(folder / "processed"),
         "control_folder": str(folder / "control"),
         "store_processed": False,
-        "polling_interval": 0.05,
     }
     return folder
 
