@@ -57,6 +57,8 @@ _LLM_ANSWER = AnswerConfig(
     refuse_when_nothing_supported=False,
     detect_disagreement=False,
 )
+# Extensions 3-6: the LLM also picks each answer sentence's citations.
+_LLM_CITED_ANSWER = replace(_LLM_ANSWER, citation_strategy="llm", replace_generated_citations=True)
 
 PRESETS: dict[str, PipelineConfig] = {}
 
@@ -124,7 +126,7 @@ _register(
         description="Report ext. 3: as rerank, with citations extracted by the LLM.",
         retrieval=replace(_BM25_DOCUMENTS, candidates=20, rerank_depth=20),
         reranker="cross-encoder",
-        answer=replace(_LLM_ANSWER, citation_strategy="llm", replace_generated_citations=True),
+        answer=_LLM_CITED_ANSWER,
         answer_passages=1,
         report_configuration="Ext 3 LLM citations",
     )
@@ -144,7 +146,7 @@ _register(
             top_k=1,
         ),
         reranker="cross-encoder",
-        answer=replace(_LLM_ANSWER, citation_strategy="llm", replace_generated_citations=True),
+        answer=_LLM_CITED_ANSWER,
         answer_passages=1,
         report_configuration="Ext 4 hybrid",
     )
@@ -158,7 +160,7 @@ _register(
             unit="chunk", method="hybrid", fusion="minmax", alpha=0.5, candidates=50, rerank_depth=30, top_k=3
         ),
         reranker="cross-encoder",
-        answer=replace(_LLM_ANSWER, citation_strategy="llm", replace_generated_citations=True),
+        answer=_LLM_CITED_ANSWER,
         answer_passages=1,
         report_configuration="Ext 5 chunking",
     )
@@ -172,14 +174,7 @@ _register(
             unit="chunk", method="hybrid", fusion="minmax", alpha=0.5, candidates=50, rerank_depth=30, top_k=3
         ),
         reranker="cross-encoder",
-        answer=replace(
-            _LLM_ANSWER,
-            citation_strategy="llm",
-            replace_generated_citations=True,
-            verifier="llm",
-            max_attempts=3,
-            refuse_when_nothing_supported=True,
-        ),
+        answer=replace(_LLM_CITED_ANSWER, verifier="llm", max_attempts=3, refuse_when_nothing_supported=True),
         answer_passages=3,
         report_configuration="Ext 6 verification",
     )
