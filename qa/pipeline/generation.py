@@ -20,10 +20,9 @@ from qa.pipeline.protocols import LLM, Embedder
 from qa.pipeline.text import (
     content_words,
     cosine_matrix,
-    has_quantity,
     id_tokens,
     jaccard,
-    question_expects_quantity,
+    quantity_slots,
     split_sentences,
     unique_sentences,
     words,
@@ -73,7 +72,9 @@ class ExtractiveGenerator:
 
     Relevance is a blend of embedding similarity (meaning) and the share of the
     question's content words a sentence contains (exact names and terms the
-    embedding may blur). It refuses when nothing is relevant enough, or when the
+    embedding may blur), counting its document's title as part of it: "Its
+    capital is Arlen" answers "What is the capital of Westmere?" because it
+    comes from "Westmere: Country Profile". It refuses when nothing is relevant enough, or when the
     question asks for an amount and no relevant sentence states one: quoting a
     related sentence without the number would look like an answer and is not.
     """
@@ -90,8 +91,10 @@ class ExtractiveGenerator:
         min_words: int = 4,
         min_relevance: float = 0.0,
         require_quantity: bool = True,
+        title_words: bool = True,
     ) -> None:
         self.embedder = embedder
+        self.title_words = title_words
         self.min_sentences = min_sentences
         self.max_sentences = max_sentences
         self.similarity_weight = similarity_weight
@@ -116,8 +119,15 @@ class ExtractiveGenerator:
             vectors = np.asarray(self.embedder.encode([question] + [s.text for s in candidates]))
             similarity = cosine_matrix(vectors[:1], vectors[1:])[0]
         question_words = content_words(question)
+        titles: dict[str, set[str]] = {}
+        if self.title_words:
+            titles = {s.document_id: content_words(s.document_title) for s in candidates}
         lexical = np.array(
-            [len(question_words & content_words(s.text)) / max(len(question_words), 1) for s in candidates]
+            [
+                len(question_words & (content_words(s.text) | titles.get(s.document_id, set())))
+                / max(len(question_words), 1)
+                for s in candidates
+            ]
         )
         w = self.similarity_weight
         scores = w * similarity + (1 - w) * lexical
@@ -128,10 +138,14 @@ class ExtractiveGenerator:
             return Draft((), tuple(context), refused=True, notes=(note,))
 
         chosen = [order[0]]
-        if self.require_quantity and question_expects_quantity(question):
-            pool = [i for i in order if scores[i] >= 0.5 * best and has_quantity(candidates[i].text)]
+        # Every amount the question asks for must be stated by some sentence of the context,
+        # of the right kind and about the right thing (the slot's focus words, not the whole
+        # question: in "how many containers ..., and how many staff ..." the staff sentence is
+        # relevant to one part only); otherwise the honest answer is a refusal.
+        for slot in quantity_slots(question) if self.require_quantity else ():
+            pool = [i for i in order if slot.satisfied_by(candidates[i].text)]
             if not pool:
-                note = "the question asks for an amount and no relevant sentence states one"
+                note = f"no relevant sentence states the amount asked for: {slot.phrase.strip()!r}"
                 return Draft((), tuple(context), refused=True, notes=(note,))
             if pool[0] not in chosen:
                 chosen.append(pool[0])
@@ -177,6 +191,7 @@ def overlap_generator(embedder: Embedder, *, sentences: int = 3) -> ExtractiveGe
         similarity_weight=0.0,
         relative_floor=0.0,
         require_quantity=False,
+        title_words=False,
     )
 
 

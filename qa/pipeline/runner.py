@@ -18,6 +18,7 @@ from dataclasses import replace
 from qa.pipeline.answering import AnswerConfig, generate_verified_answer
 from qa.pipeline.presets import PipelineConfig
 from qa.pipeline.protocols import LLM, CorpusIndex, Embedder
+from qa.pipeline.rerank import top_sentence_similarity
 from qa.pipeline.retrieval import RetrievalConfig, RetrievalResult, retrieve
 from qa.pipeline.types import UNSUPPORTED, Answer, AnswerSentence, ScoredPassage
 
@@ -114,9 +115,18 @@ def _trace_hits(hits: Sequence[ScoredPassage]) -> list[dict]:
     ]
 
 
-def retrieval_confidence(result: RetrievalResult) -> float | None:
-    """How well the best passages match: the highest dense cosine among the top passages."""
-    dense = [hit.scores["dense"] for hit in result.ranked[:5] if "dense" in hit.scores]
+def retrieval_confidence(result: RetrievalResult, top: int = 5) -> float | None:
+    """How well the best passages match the question, for the refusal threshold.
+
+    The best question-sentence cosine among the top passages when the evidence
+    reranker computed it (it separates answerable from unanswerable questions
+    better than a passage's pooled vector: CLAPNQ-dev AUC 0.866 against 0.840),
+    else the best dense passage score.
+    """
+    best_sentence = top_sentence_similarity(result.ranked[:top])
+    if best_sentence is not None:
+        return best_sentence
+    dense = [hit.scores["dense"] for hit in result.ranked[:top] if "dense" in hit.scores]
     return max(dense) if dense else None
 
 

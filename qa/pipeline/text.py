@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -110,7 +111,7 @@ def number_mentions(text: str) -> list[tuple[float, str, int, int]]:
             letter = re.match(r"(m|k)\b", text[digits_end:])
             if letter and not unit:
                 value = round(value * (1e6 if letter.group(1) == "m" else 1e3), 6)
-        elif not unit and is_year(value):
+        elif not unit and "," not in whole and is_year(value):  # "1,850 staff" is a count
             kind = "year"
         else:
             kind = "amount"
@@ -125,9 +126,8 @@ def numbers(text: str) -> set[float]:
 
 def has_quantity(text: str) -> bool:
     """True when the text states an amount: a digit that is not a bare year, or a number word."""
-    for value in numbers(text):
-        if not is_year(value):
-            return True
+    if any(kind != "year" for _, kind, _, _ in number_mentions(text)):
+        return True
     return any(w in _NUMBER_WORDS or "-half" in w for w in words(text))
 
 
@@ -233,11 +233,72 @@ _QUANTITY_QUESTION = re.compile(
     r"\b(?:exact|total)\b[\w\s'\u2019-]{0,30}?\b(?:number|amount|figure|count|cost|budget|value|size)\b",
     re.IGNORECASE,
 )
+# Words around a quantity trigger that say nothing about *what* is counted.
+_SLOT_FILLERS = frozenset(
+    """exact total number amount figure count value size overall approximate approximately
+    roughly estimated additional extra percentage percent proportion share fraction""".split()
+)
+_SLOT_END = re.compile(r"[,;?]|\b(?:and|or|but|while|whereas|compared)\b", re.IGNORECASE)
 
 
 def question_expects_quantity(question: str) -> bool:
     """True for questions whose answer must state an amount ("how many", "what percentage")."""
     return bool(_QUANTITY_QUESTION.search(question))
+
+
+@dataclass(frozen=True)
+class QuantitySlot:
+    """One amount a question asks for: its kind and the words naming what is counted.
+
+    "how many ballots did the commission request" -> ("amount", {"ballot",
+    "commission", "request"}); "what percentage of the population" ->
+    ("percent", {"population"}).
+    """
+
+    phrase: str
+    kind: str  # "percent" or "amount"
+    focus: frozenset[str]
+
+    def satisfied_by(self, sentence: str) -> bool:
+        """The sentence states an amount of the right kind about (one of) the focus words."""
+        if self.kind == "percent":
+            if not any(kind == "percent" for _, kind, _, _ in number_mentions(sentence)):
+                return False
+        elif not has_quantity(sentence):
+            return False
+        return not self.focus or bool(self.focus & content_words(sentence))
+
+
+def quantity_slots(question: str, *, focus_words: int = 4) -> list[QuantitySlot]:
+    """Every amount the question asks for, in order; [] when it asks for none.
+
+    The focus is the first few content words after the trigger, up to the
+    next clause boundary: "how many extra ballots ..., and how many stations
+    ..." has two slots, each with its own focus.
+    """
+    slots = []
+    for match in _QUANTITY_QUESTION.finditer(question):
+        trigger = match.group(0).lower()
+        rest = question[match.end() :]
+        end = _SLOT_END.search(rest)
+        phrase = rest[: end.start()] if end else rest
+        focus = [w for w in _ordered_content_words(phrase) if w not in _SLOT_FILLERS][:focus_words]
+        if not focus:
+            # "what was the total number of jobs created": the counted thing follows "of".
+            focus = [w for w in _ordered_content_words(trigger) if w not in _SLOT_FILLERS][:focus_words]
+        kind = "percent" if re.search(r"percent", trigger) else "amount"
+        slots.append(QuantitySlot(trigger + phrase, kind, frozenset(focus)))
+    return slots
+
+
+def _ordered_content_words(text: str) -> list[str]:
+    out = []
+    for w in words(text):
+        if w in STOPWORDS or w in META_WORDS or w[0].isdigit() or len(w) <= 1:
+            continue
+        if stem(w) not in out:
+            out.append(stem(w))
+    return out
 
 
 _ID_PART = re.compile(r"(?:[Ss](?:entence)?\s*)?(\d+)")

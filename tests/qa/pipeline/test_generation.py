@@ -98,6 +98,41 @@ def test_extractive_answers_quantity_question_with_the_number():
     assert any("3.3 million" in s.text for s in draft.sentences)
 
 
+ZIMBABWE = make_passage(
+    "news/zimbabwe",
+    [
+        "Biti said there was a massive deployment of soldiers and police at most stations.",
+        "The commission lost the accreditation for opposition agents at 19 stations.",
+        "The commission requested 3.3 million more ballots than registered voters.",
+        "Turnout was about 40 percent in Harare.",
+    ],
+)
+
+
+def test_every_amount_a_question_asks_for_must_be_stated_about_the_right_thing():
+    # The passage has numbers, but none counts soldiers: quoting "19 stations" would not answer.
+    question = "How many soldiers and police were deployed, and how many stations lacked accreditation?"
+    draft = extractive().generate(question, ranked(ZIMBABWE))
+    assert draft.refused
+    assert any("soldiers" in note for note in draft.notes)
+
+
+def test_a_two_part_amount_question_answers_with_both_amounts():
+    question = "How many extra ballots were requested, and how many stations lacked accreditation?"
+    draft = extractive().generate(question, ranked(ZIMBABWE))
+    assert not draft.refused
+    text = " ".join(s.text for s in draft.sentences)
+    assert "3.3 million" in text and "19 stations" in text
+
+
+def test_a_percentage_question_needs_a_percentage_not_just_any_number():
+    refused = extractive().generate("What percentage of the ballots were spoiled?", ranked(ZIMBABWE))
+    assert refused.refused
+    answered = extractive().generate("What percentage turnout was there in Harare?", ranked(ZIMBABWE))
+    assert not answered.refused
+    assert any("40 percent" in s.text for s in answered.sentences)
+
+
 def test_extractive_refuses_below_min_relevance_and_on_empty_passages():
     assert extractive(min_relevance=0.99).generate(QUESTION, ranked(OMAN)).refused
     empty = make_passage("empty/doc", [])

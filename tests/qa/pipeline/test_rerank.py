@@ -183,3 +183,19 @@ def test_the_refusal_signal_is_the_best_sentence_cosine_among_the_hits():
     assert top_sentence_similarity(unrelated.passages) < top_sentence_similarity(off_topic.passages) < 1.0
     bm25_only = retrieve("Qaboos", index, embedder, RetrievalConfig(method="bm25"))
     assert top_sentence_similarity(bm25_only.passages) is None  # no dense evidence at all
+
+
+def test_the_runner_refuses_on_the_best_sentence_cosine_and_falls_back_to_the_dense_score():
+    from qa.pipeline.rerank import top_sentence_similarity
+    from qa.pipeline.runner import retrieval_confidence
+
+    embedder = HashingEmbedder()
+    index = InMemoryCorpusIndex(NEAR_DUPLICATES, embedder, chunk_size=3, chunk_overlap=1)
+    reranked = retrieve(
+        HISTORY[0], index, embedder, RetrievalConfig(unit="chunk"), EvidenceReranker(index, embedder)
+    )
+    assert retrieval_confidence(reranked) == top_sentence_similarity(reranked.ranked[:5])
+    plain = retrieve(HISTORY[0], index, embedder, RetrievalConfig(unit="chunk"))
+    assert retrieval_confidence(plain) == max(hit.scores["dense"] for hit in plain.ranked[:5])
+    # A chunk's pooled vector matches less well than the verbatim sentence inside it.
+    assert retrieval_confidence(plain) < retrieval_confidence(reranked)

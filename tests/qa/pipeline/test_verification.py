@@ -6,7 +6,7 @@ import pytest
 
 from qa.pipeline.generation import DraftSentence
 from qa.pipeline.prompts import DATA_CLOSE, DATA_OPEN
-from qa.pipeline.text import name_present, number_mentions, numbers
+from qa.pipeline.text import has_quantity, name_present, number_mentions, numbers
 from qa.pipeline.types import PARTIAL, SUPPORTED, UNSUPPORTED
 from qa.pipeline.verification import (
     LexicalVerifier,
@@ -225,6 +225,12 @@ def test_ordinals_are_their_own_kind():
         "year",
         "percent",
     ]
+
+
+def test_a_count_written_with_a_thousands_separator_is_not_a_year():
+    assert [kind for _, kind, _, _ in number_mentions("1,850 staff in 1850")] == ["amount", "year"]
+    assert has_quantity("The authority employed 1,850 staff.")
+    assert not has_quantity("The authority was founded in 1850.")
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,160 @@
+"""Answer quality of a preset, end to end, without the database: for tuning answering and refusal.
+
+The same pipeline code the workers run (``qa.pipeline.runner.answer_question``)
+over an in-memory index of the full corpus built from cached sentence vectors
+(see bench/retrieval_quality.py), scored by the evaluation harness's own metric
+code (``review.evaluation``). The numbers to report come from
+``manage.py evaluate`` against the database; this script is the fast loop
+for trying answering settings (a few seconds per split once vectors are cached).
+
+    .venv/bin/python bench/answer_quality.py                    # default preset, all splits + CLAPNQ
+    .venv/bin/python bench/answer_quality.py --preset bm25 --cases   # per-case lines too
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from qa.pipeline.embedding import CachingEmbedder, SentenceTransformerEmbedder  # noqa: E402
+from qa.pipeline.presets import get_preset  # noqa: E402
+from qa.pipeline.rerank import EvidenceReranker  # noqa: E402
+from qa.pipeline.runner import answer_question  # noqa: E402
+from review.benchmark_files import read_clapnq  # noqa: E402
+from review.evaluation.evaluate import evaluate  # noqa: E402
+from review.evaluation.metrics import unique_in_order  # noqa: E402
+from review.evaluation.reference import load_gold_cases, load_gold_sentence_texts  # noqa: E402
+from review.evaluation.types import GoldCase, Prediction, evidence_key  # noqa: E402
+
+sys.path.insert(0, str(REPO / "bench"))
+from retrieval_quality import CACHE, DATA, MODEL, MemoEmbedder, analyst_bench, build, clapnq  # noqa: E402
+
+SHOWN = ("recall_at_1", "recall_at_5", "citation_precision", "citation_recall", "citation_f1")
+SHOWN += ("evidence_score", "answer_token_f1", "refusal_precision", "refusal_recall", "refusal_f1", "jafs")
+
+
+def clapnq_cases() -> tuple[list[GoldCase], dict[str, str]]:
+    plan = read_clapnq([DATA / "clapnq-dev"])
+    cases = [
+        GoldCase(c.case_id, c.question, c.gold_documents, c.gold_evidence, c.reference_answer, c.answerable)
+        for c in plan.cases
+    ]
+    return cases, {key: text for c in plan.cases for key, text in c.evidence_texts.items()}
+
+
+def predict(case: GoldCase, index, embedder, config) -> tuple[Prediction, dict]:
+    reranker = EvidenceReranker(index, embedder) if config.reranker != "none" else None
+    trace: dict = {}
+    answer = answer_question(
+        case.question, index=index, embedder=embedder, reranker=reranker, config=config, trace=trace
+    )
+    cited = {evidence_key(s.document_id, s.label): s.text for s in answer.cited_sentences}
+    supported = sum(s.support == "supported" for s in answer.sentences)
+    prediction = Prediction(
+        case_id=case.case_id,
+        answer=answer.text,
+        refused=answer.refused,
+        retrieved_documents=tuple(unique_in_order(answer.retrieved_documents)),
+        cited_evidence=tuple(cited),
+        cited_texts=tuple(cited.values()),
+        support_score=supported / len(answer.sentences) if answer.verified and answer.sentences else None,
+    )
+    return prediction, trace
+
+
+def report(name: str, cases, gold_texts, index, embedder, config, show_cases: bool, convention: str) -> None:
+    predictions = []
+    for case in cases:
+        prediction, trace = predict(case, index, embedder, config)
+        predictions.append(prediction)
+        if show_cases:
+            answering = trace.get("answer", {})
+            print(
+                f"  {case.case_id} answerable={case.answerable} refused={prediction.refused} "
+                f"conf={answering.get('retrieval_confidence')} top={prediction.retrieved_documents[:1]} "
+                f"gold={case.gold_documents} cited={list(prediction.cited_evidence)} "
+                f"gold_ev={list(case.gold_evidence)}"
+            )
+    result = evaluate(cases, predictions, gold_texts, convention=convention)
+    cells = "  ".join(
+        f"{key}={value:.3f}" if value is not None else f"{key}=-"
+        for key, value in result.metrics.items()
+        if key in SHOWN
+    )
+    print(f"{name} ({len(cases)}): {cells}")
+
+
+def with_overrides(config, assignments: list[str]):
+    """The preset with FIELD=VALUE overrides applied (values parsed as JSON, else kept as text)."""
+    data = config.to_dict()
+    for assignment in assignments:
+        path, _, raw = assignment.partition("=")
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError:
+            value = raw
+        target = data
+        *parents, leaf = path.split(".")
+        for part in parents:
+            target = target[part]
+        if leaf not in target:
+            raise SystemExit(f"--set {assignment}: the preset has no field {path!r}")
+        target[leaf] = value
+    return type(config).from_dict(data)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--preset", default="default")
+    parser.add_argument("--cases", action="store_true", help="print one line per case")
+    parser.add_argument("--only", choices=("analyst-bench", "clapnq"), help="one benchmark only")
+    parser.add_argument("--convention", default="report", choices=("report", "stated"))
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="override a preset field, e.g. answer.passages_per_attempt=2 or min_retrieval_confidence=0.4",
+    )
+    args = parser.parse_args()
+
+    config = with_overrides(get_preset(args.preset), args.set)
+    model = SentenceTransformerEmbedder()
+    corpus_embedder = CachingEmbedder(model, CACHE, MODEL)
+    # Answering encodes questions and context sentences: the disk cache serves both.
+    embedder = MemoEmbedder(corpus_embedder)
+    if args.only != "clapnq":
+        documents, _ = analyst_bench()
+        index, _ = build(documents, corpus_embedder)
+        gold_texts = load_gold_sentence_texts(data_dir=DATA)
+        for split in ("train", "dev", "test"):
+            cases = load_gold_cases(split, data_dir=DATA)
+            report(
+                f"analyst-bench {split}",
+                cases,
+                gold_texts,
+                index,
+                embedder,
+                config,
+                args.cases,
+                args.convention,
+            )
+    if args.only != "analyst-bench":
+        documents, _ = clapnq()
+        index, _ = build(documents, corpus_embedder)
+        cases, gold_texts = clapnq_cases()
+        report("CLAPNQ-dev", cases, gold_texts, index, embedder, config, args.cases, args.convention)
+
+
+if __name__ == "__main__":
+    main()
