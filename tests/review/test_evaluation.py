@@ -13,9 +13,9 @@ from tests.conftest import shared_data
 from tests.review.helpers import MUSCAT, PERFECT, SHIFTED, STAFF, ScriptedAnswers
 
 
-def evaluate(*args, **options) -> str:
+def evaluate(*args, stderr=None, **options) -> str:
     out = StringIO()
-    call_command("evaluate", *args, stdout=out, stderr=StringIO(), **options)
+    call_command("evaluate", *args, stdout=out, stderr=stderr or StringIO(), **options)
     return out.getvalue()
 
 
@@ -183,9 +183,15 @@ def test_preset_all_on_analyst_bench_train_prints_the_report_table_with_the_repo
     from review.models import Benchmark
 
     parrot = GoldParrot(Benchmark.objects.get(name="ab"), analyst)
-    output = evaluate(benchmark="ab", preset="all", split="train", answer_fn=parrot, judge=None)
+    err = StringIO()
+    output = evaluate(benchmark="ab", preset="all", split="train", answer_fn=parrot, judge=None, stderr=err)
 
-    assert EvaluationRun.objects.filter(status="done").count() == len(PRESET_NAMES)
+    # No LLM is configured in the tests: llm-only is left out and says so; the rest ran.
+    assert "llm-only: skipped" in err.getvalue() and "QA_LLM_PROVIDER" in err.getvalue()
+    assert set(EvaluationRun.objects.filter(status="done").values_list("preset", flat=True)) == set(
+        PRESET_NAMES
+    ) - {"llm-only"}
+    assert not EvaluationRun.objects.exclude(status="done").exists()
     assert "the report's table layout" in output
     lines = output.splitlines()
     bm25 = lines.index(next(line for line in lines if line.startswith("BM25 baseline (bm25)")))

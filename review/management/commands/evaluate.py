@@ -73,6 +73,8 @@ class Command(BaseCommand):
             presets = list(service.preset_names()) if preset == "all" else [preset]
         except ClientError as exc:
             raise CommandError(str(exc)) from exc
+        if preset == "all":
+            presets = self._skip_presets_needing_an_llm(presets)
         user = self._user(options["user"])
         runs = [self._run(benchmark, name, options, user, answer_fn) for name in presets]
         # A run that answered nothing measured the setup (no LLM, say), not the preset.
@@ -91,6 +93,21 @@ class Command(BaseCommand):
             raise CommandError(
                 "; ".join(f"run {run.pk} ({run.preset}) failed: {run.error}" for run in failed)
             )
+
+    def _skip_presets_needing_an_llm(self, presets: list[str]) -> list[str]:
+        """Without an LLM, ``--preset all`` leaves out what only an LLM can answer (llm-only).
+
+        The other LLM presets still run, with the no-LLM substitutes their traces list.
+        """
+        if settings.QA_LLM_PROVIDER != "none":
+            return presets
+        kept = []
+        for name in presets:
+            if service.preset_config(name).get("retrieval") is None:
+                self.stderr.write(f"{name}: skipped, it needs an LLM and QA_LLM_PROVIDER is none.")
+            else:
+                kept.append(name)
+        return kept
 
     def _user(self, username: str | None):
         if not username:
