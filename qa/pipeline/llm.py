@@ -8,6 +8,7 @@ SDK and server messages are redacted and truncated before they are raised.
 
 from __future__ import annotations
 
+import atexit
 import threading
 import time
 from collections.abc import Sequence
@@ -227,6 +228,9 @@ class LlamaCppLLM:
                 except (ValueError, RuntimeError, OSError) as exc:
                     message = f"llama.cpp could not load {self.model_path}: {_clean(exc, None)}"
                     raise LLMError(message) from None
+                # Free it before interpreter shutdown: llama-cpp-python's own finaliser
+                # runs after its modules are torn down and prints a traceback.
+                atexit.register(self._model.close)
             try:
                 result = self._model.create_chat_completion(
                     messages=list(messages), temperature=temperature, max_tokens=max_tokens
