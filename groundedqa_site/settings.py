@@ -188,10 +188,14 @@ if CELERY_BROKER_URL == "filesystem://":
         "processed_folder": str(BROKER_DIR / "processed"),
         "control_folder": str(BROKER_DIR / "control"),
         "store_processed": False,
-        # Polling stays at kombu's 1 s: faster polling (0.05 s saves ~0.5 s per task,
-        # bench/README.md) made a worker crash on a message read half-written,
-        # a race in kombu's file-system transport (bench/proposed_settings.patch).
+        # A worker looks for new messages this often (kombu's default is 1 s). A question
+        # is two tasks and an ingested document one, so each waits up to this long per task;
+        # an idle worker polling every 0.05 s used 0.4% of a core (bench/README.md).
+        "polling_interval": 0.1,
     }
+    # kombu's file-system transport with atomic message writes: with its own, a worker can
+    # read a message half-written and stop (groundedqa_site/broker.py).
+    CELERY_BROKER_TRANSPORT = "groundedqa_site.broker:Transport"
 # Job state lives in our own tables; Celery results are not needed.
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True

@@ -230,7 +230,8 @@ class LlamaCppLLM:
                     raise LLMError(message) from None
                 # Free it before interpreter shutdown: llama-cpp-python's own finaliser
                 # runs after its modules are torn down and prints a traceback.
-                atexit.register(self._model.close)
+                if hasattr(self._model, "close"):
+                    atexit.register(self._model.close)
             try:
                 result = self._model.create_chat_completion(
                     messages=list(messages), temperature=temperature, max_tokens=max_tokens
