@@ -16,6 +16,7 @@ def _connection(folder):
         transport_options={
             "data_folder_in": str(folder),
             "data_folder_out": str(folder),
+            "control_folder": str(folder / "control"),
             "store_processed": False,
         },
     )
@@ -23,7 +24,7 @@ def _connection(folder):
 
 def test_every_message_round_trips_intact(tmp_path):
     with _connection(tmp_path) as connection:
-        queue = connection.SimpleQueue("qa")
+        queue = connection.SimpleQueue("round-trip")
         payloads = [{"n": n, "text": "x" * (n * 97)} for n in range(60)]
         for payload in payloads:
             queue.put(payload)
@@ -43,7 +44,8 @@ def test_a_message_that_cannot_be_written_is_an_error_and_leaves_nothing_behind(
         raise OSError("disk full")
 
     with _connection(tmp_path) as connection:
-        queue = connection.SimpleQueue("qa")
+        # A queue name of its own: kombu remembers declared queues per process, not per folder.
+        queue = connection.SimpleQueue("refused")
         monkeypatch.setattr(os, "replace", refuse)
         with pytest.raises(ChannelError, match="disk full"):
             queue.put({"n": 1})
