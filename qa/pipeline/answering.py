@@ -49,6 +49,7 @@ class AnswerConfig:
     extractive_min_sentences: int = 2
     extractive_max_sentences: int = 4
     extractive_min_relevance: float = 0.0
+    extractive_focus_document: bool = False  # answer from the top-ranked document only
     require_quantity_for_quantity_questions: bool = True
     llm_max_context_sentences: int = 60
     # Disagreement between documents.
@@ -72,6 +73,7 @@ def build_generator(config: AnswerConfig, embedder: Embedder, llm: LLM | None) -
             max_sentences=config.extractive_max_sentences,
             min_relevance=config.extractive_min_relevance,
             require_quantity=config.require_quantity_for_quantity_questions,
+            focus_document=config.extractive_focus_document,
         )
     if config.generator == "overlap":
         return overlap_generator(embedder, sentences=config.extractive_max_sentences)

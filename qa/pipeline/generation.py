@@ -92,9 +92,11 @@ class ExtractiveGenerator:
         min_relevance: float = 0.0,
         require_quantity: bool = True,
         title_words: bool = True,
+        focus_document: bool = False,
     ) -> None:
         self.embedder = embedder
         self.title_words = title_words
+        self.focus_document = focus_document
         self.min_sentences = min_sentences
         self.max_sentences = max_sentences
         self.similarity_weight = similarity_weight
@@ -137,6 +139,12 @@ class ExtractiveGenerator:
             note = f"best evidence relevance {best:.3f} is below {self.min_relevance:.3f}"
             return Draft((), tuple(context), refused=True, notes=(note,))
 
+        if self.focus_document and passages:
+            # Answer from the top-ranked document; other documents only supply an amount it lacks.
+            focus = passages[0].passage.document_id
+            in_focus = [i for i in order if candidates[i].document_id == focus]
+            order = in_focus + [i for i in order if candidates[i].document_id != focus]
+            best = float(scores[order[0]])
         chosen = [order[0]]
         # Every amount the question asks for must be stated by some sentence of the context,
         # of the right kind and about the right thing (the slot's focus words, not the whole
@@ -154,6 +162,8 @@ class ExtractiveGenerator:
             if len(chosen) >= self.max_sentences:
                 break
             if i in chosen or self._duplicates(i, chosen, candidates, vectors):
+                continue
+            if self.focus_document and passages and candidates[i].document_id != focus:
                 continue
             relevant = scores[i] >= self.relative_floor * best
             padding = len(chosen) < self.min_sentences and lexical[i] > 0

@@ -361,3 +361,33 @@ def test_judge_answer_sends_rubric_and_answers_as_data_and_reads_the_score():
 )
 def test_parse_judge_score(reply, score):
     assert parse_judge_score(reply) == score
+
+
+def test_focus_document_answers_from_the_top_document_and_borrows_only_a_missing_amount():
+    top = make_passage(
+        "factbook/oman",
+        [
+            "Sultan Qaboos expanded the legislative powers of the Council of Oman in 2011.",
+            "Qaboos also authorised direct elections for the lower house in 2011.",
+            "The sultan issued a royal directive on jobs after the 2011 protests.",
+        ],
+    )
+    other = make_passage(
+        "news/oman-protests",
+        [
+            "In 2011 Sultan Qaboos promised reforms and expanded the council's powers after protests.",
+            "The directive created 50,000 jobs in 2011.",
+        ],
+    )
+    reforms = ExtractiveGenerator(BagOfWordsEmbedder(), focus_document=True).generate(
+        QUESTION, ranked(top, other)
+    )
+    assert {s.citations[0].document_id for s in reforms.sentences} == {"factbook/oman"}
+    unfocused = extractive().generate(QUESTION, ranked(top, other))
+    assert "news/oman-protests" in {s.citations[0].document_id for s in unfocused.sentences}
+
+    jobs = ExtractiveGenerator(BagOfWordsEmbedder(), focus_document=True).generate(
+        "How many jobs did the 2011 directive create?", ranked(top, other)
+    )
+    assert not jobs.refused
+    assert "50,000 jobs" in " ".join(s.text for s in jobs.sentences)
