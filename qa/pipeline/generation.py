@@ -74,9 +74,11 @@ class ExtractiveGenerator:
     question's content words a sentence contains (exact names and terms the
     embedding may blur), counting its document's title as part of it: "Its
     capital is Arlen" answers "What is the capital of Westmere?" because it
-    comes from "Westmere: Country Profile". It refuses when nothing is relevant enough, or when the
-    question asks for an amount and no relevant sentence states one: quoting a
-    related sentence without the number would look like an answer and is not.
+    comes from "Westmere: Country Profile". It refuses when nothing is relevant
+    enough, or when the question asks for an amount that no sentence states:
+    quoting a related sentence without the number would look like an answer
+    and is not. With ``focus_document`` the answer comes from the top-ranked
+    passage's document, and other documents may only supply such an amount.
     """
 
     def __init__(
@@ -153,7 +155,7 @@ class ExtractiveGenerator:
         for slot in quantity_slots(question) if self.require_quantity else ():
             pool = [i for i in order if slot.satisfied_by(candidates[i].text)]
             if not pool:
-                note = f"no relevant sentence states the amount asked for: {slot.phrase.strip()!r}"
+                note = f"no sentence of the context states the amount asked for: {slot.phrase.strip()!r}"
                 return Draft((), tuple(context), refused=True, notes=(note,))
             if pool[0] not in chosen:
                 chosen.append(pool[0])

@@ -233,17 +233,13 @@ _QUANTITY_QUESTION = re.compile(
     r"\b(?:exact|total)\b[\w\s'\u2019-]{0,30}?\b(?:number|amount|figure|count|cost|budget|value|size)\b",
     re.IGNORECASE,
 )
-# Words around a quantity trigger that say nothing about *what* is counted.
+# Words around a quantity trigger that say nothing about *what* is counted (stemmed, as compared).
 _SLOT_FILLERS = frozenset(
-    """exact total number amount figure count value size overall approximate approximately
+    stem(w)
+    for w in """exact total number amount figure count value size overall approximate approximately
     roughly estimated additional extra percentage percent proportion share fraction""".split()
 )
 _SLOT_END = re.compile(r"[,;?]|\b(?:and|or|but|while|whereas|compared)\b", re.IGNORECASE)
-
-
-def question_expects_quantity(question: str) -> bool:
-    """True for questions whose answer must state an amount ("how many", "what percentage")."""
-    return bool(_QUANTITY_QUESTION.search(question))
 
 
 @dataclass(frozen=True)
@@ -284,7 +280,7 @@ def quantity_slots(question: str, *, focus_words: int = 4) -> list[QuantitySlot]
         phrase = rest[: end.start()] if end else rest
         focus = [w for w in _ordered_content_words(phrase) if w not in _SLOT_FILLERS][:focus_words]
         if not focus:
-            # "what was the total number of jobs created": the counted thing follows "of".
+            # "what was the exact defense budget in 2020": the counted thing is inside the trigger.
             focus = [w for w in _ordered_content_words(trigger) if w not in _SLOT_FILLERS][:focus_words]
         kind = "percent" if re.search(r"percent", trigger) else "amount"
         slots.append(QuantitySlot(trigger + phrase, kind, frozenset(focus)))
