@@ -48,7 +48,7 @@ class SentenceTransformerEmbedder:
         model: str | None = None,
         *,
         device: str = "cpu",
-        batch_size: int = 64,
+        batch_size: int = 16,
         setting: str = "QA_EMBEDDING_MODEL",
     ) -> None:
         try:
