@@ -71,8 +71,9 @@ class ExtractiveGenerator:
     """Answers with the source sentences themselves, so every citation is exact.
 
     Relevance is a blend of embedding similarity (meaning) and the share of the
-    question's content words a sentence contains (exact names and terms the
-    embedding may blur), counting its document's title as part of it: "Its
+    question's content words a sentence contains, each weighted by how rare it
+    is among the context sentences (exact names and terms the embedding may
+    blur), counting its document's title as part of it: "Its
     capital is Arlen" answers "What is the capital of Westmere?" because it
     comes from "Westmere: Country Profile". It refuses when nothing is relevant
     enough, or when the question asks for an amount that no sentence states:
@@ -94,10 +95,12 @@ class ExtractiveGenerator:
         min_relevance: float = 0.0,
         require_quantity: bool = True,
         title_words: bool = True,
+        weighted_overlap: bool = True,
         focus_document: bool = False,
     ) -> None:
         self.embedder = embedder
         self.title_words = title_words
+        self.weighted_overlap = weighted_overlap
         self.focus_document = focus_document
         self.min_sentences = min_sentences
         self.max_sentences = max_sentences
@@ -126,13 +129,14 @@ class ExtractiveGenerator:
         titles: dict[str, set[str]] = {}
         if self.title_words:
             titles = {s.document_id: content_words(s.document_title) for s in candidates}
-        lexical = np.array(
-            [
-                len(question_words & (content_words(s.text) | titles.get(s.document_id, set())))
-                / max(len(question_words), 1)
-                for s in candidates
-            ]
+        bags = [content_words(s.text) | titles.get(s.document_id, set()) for s in candidates]
+        weight = (
+            _context_idf(question_words, bags)
+            if self.weighted_overlap
+            else dict.fromkeys(question_words, 1.0)
         )
+        total = sum(weight.values()) or 1.0
+        lexical = np.array([sum(weight[w] for w in question_words & bag) / total for bag in bags])
         w = self.similarity_weight
         scores = w * similarity + (1 - w) * lexical
         order = [int(i) for i in np.argsort(-scores, kind="stable")]
@@ -191,6 +195,16 @@ class ExtractiveGenerator:
         return False
 
 
+def _context_idf(question_words: set[str], bags: Sequence[set[str]]) -> dict[str, float]:
+    """Each question word's inverse frequency among the context sentences (smoothed, > 0).
+
+    A word every sentence shares (the country a Factbook entry is about) says
+    little about which sentence answers; a rarer one ("capital") says more.
+    """
+    n = len(bags)
+    return {w: float(np.log((n + 1) / (0.5 + sum(w in bag for bag in bags)))) for w in question_words}
+
+
 def overlap_generator(embedder: Embedder, *, sentences: int = 3) -> ExtractiveGenerator:
     """The report's BM25 baseline answer: the sentences sharing most words with the question.
 
@@ -204,6 +218,7 @@ def overlap_generator(embedder: Embedder, *, sentences: int = 3) -> ExtractiveGe
         relative_floor=0.0,
         require_quantity=False,
         title_words=False,
+        weighted_overlap=False,
     )
 
 

@@ -391,3 +391,28 @@ def test_focus_document_answers_from_the_top_document_and_borrows_only_a_missing
     )
     assert not jobs.refused
     assert "50,000 jobs" in " ".join(s.text for s in jobs.sentences)
+
+
+def test_overlap_weighs_a_rare_question_word_above_words_every_sentence_shares():
+    oman = make_passage(
+        "factbook/oman-ports",
+        [
+            "The sultan of Oman ruled Oman from the palace.",
+            "The sultan of Oman visited the ports of Oman.",
+            "The capital moved to Muscat in 1970.",
+            "The sultan of Oman hosted a summit in Oman.",
+        ],
+        title="Ports",
+    )
+    question = "Which city did the sultan of Oman make the capital?"
+    capital = oman.sentences[2]
+
+    def best(**options) -> str:
+        draft = ExtractiveGenerator(BagOfWordsEmbedder(), similarity_weight=0.0, **options).generate(
+            question, ranked(oman)
+        )
+        return draft.notes[0]
+
+    assert best().startswith(f"selected {capital.id} ")
+    # Counting every shared word alike, "sultan" and "Oman" outvote the one sentence about the capital.
+    assert not best(weighted_overlap=False).startswith(f"selected {capital.id} ")
