@@ -27,20 +27,13 @@ from bench.common import BENCH_VAR_DIR, REPO, bench_environment, log
 
 def private_broker() -> Path:
     """A fresh broker folder, configured in this process; workers get it through the environment."""
+    from groundedqa_site.broker import folder_options
     from groundedqa_site.celery import app
 
     BENCH_VAR_DIR.mkdir(parents=True, exist_ok=True)
     folder = Path(tempfile.mkdtemp(prefix="broker-", dir=BENCH_VAR_DIR))
-    for sub in ("queue", "processed", "control"):
-        (folder / sub).mkdir()
     app.conf.broker_url = "filesystem://"
-    app.conf.broker_transport_options = {
-        "data_folder_in": str(folder / "queue"),
-        "data_folder_out": str(folder / "queue"),
-        "processed_folder": str(folder / "processed"),
-        "control_folder": str(folder / "control"),
-        "store_processed": False,
-    }
+    app.conf.broker_transport_options = folder_options(folder)
     return folder
 
 

@@ -13,12 +13,29 @@ from __future__ import annotations
 
 import os
 import uuid
+from pathlib import Path
 from time import monotonic
 
 from kombu.exceptions import ChannelError
 from kombu.transport import filesystem
 from kombu.utils.encoding import str_to_bytes
 from kombu.utils.json import dumps
+
+
+def folder_options(folder: Path) -> dict:
+    """Create the broker's folders under ``folder`` and return kombu's transport options for them.
+
+    One folder both ways: producers and workers share it on this machine.
+    """
+    for sub in ("queue", "processed", "control"):
+        (folder / sub).mkdir(parents=True, exist_ok=True)
+    return {
+        "data_folder_in": str(folder / "queue"),
+        "data_folder_out": str(folder / "queue"),
+        "processed_folder": str(folder / "processed"),
+        "control_folder": str(folder / "control"),
+        "store_processed": False,
+    }
 
 
 class Channel(filesystem.Channel):

@@ -179,15 +179,10 @@ SPECTACULAR_SETTINGS = {
 BROKER_DIR = Path(os.environ.get("CELERY_BROKER_DIR", VAR_DIR / "broker")).resolve()
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "filesystem://")
 if CELERY_BROKER_URL == "filesystem://":
-    for sub in ("queue", "processed", "control"):
-        (BROKER_DIR / sub).mkdir(parents=True, exist_ok=True)
+    from groundedqa_site.broker import folder_options
+
     CELERY_BROKER_TRANSPORT_OPTIONS = {
-        # One folder both ways: producers and workers share it on this machine.
-        "data_folder_in": str(BROKER_DIR / "queue"),
-        "data_folder_out": str(BROKER_DIR / "queue"),
-        "processed_folder": str(BROKER_DIR / "processed"),
-        "control_folder": str(BROKER_DIR / "control"),
-        "store_processed": False,
+        **folder_options(BROKER_DIR),
         # A worker looks for new messages this often (kombu's default is 1 s). A question
         # is two tasks and an ingested document one, so each waits up to this long per task;
         # an idle worker polling every 0.05 s used 0.4% of a core (bench/README.md).

@@ -71,19 +71,12 @@ def embedder():
 @pytest.fixture(scope="session", autouse=True)
 def broker_dir(tmp_path_factory):
     """A broker folder of the test session's own, so no developer's worker steals its tasks."""
+    from groundedqa_site.broker import folder_options
     from groundedqa_site.celery import app
 
     folder = tmp_path_factory.mktemp("broker")
-    for sub in ("queue", "processed", "control"):
-        (folder / sub).mkdir()
     app.conf.broker_url = "filesystem://"
-    app.conf.broker_transport_options = {
-        "data_folder_in": str(folder / "queue"),
-        "data_folder_out": str(folder / "queue"),
-        "processed_folder": str(folder / "processed"),
-        "control_folder": str(folder / "control"),
-        "store_processed": False,
-    }
+    app.conf.broker_transport_options = folder_options(folder)
     return folder
 
 

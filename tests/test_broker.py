@@ -8,17 +8,14 @@ import pytest
 from kombu import Connection
 from kombu.exceptions import ChannelError
 
+from groundedqa_site.broker import folder_options
+
 
 def _connection(folder):
     return Connection(
         "filesystem://",
         transport="groundedqa_site.broker:Transport",
-        transport_options={
-            "data_folder_in": str(folder),
-            "data_folder_out": str(folder),
-            "control_folder": str(folder / "control"),
-            "store_processed": False,
-        },
+        transport_options=folder_options(folder),
     )
 
 
@@ -36,7 +33,7 @@ def test_every_message_round_trips_intact(tmp_path):
         queue.close()
     # Order is by millisecond, as in kombu: messages put within one millisecond may swap.
     assert sorted(received, key=lambda p: p["n"]) == payloads
-    assert not [name for name in os.listdir(tmp_path) if name.endswith((".msg", ".partial"))]
+    assert not [name for name in os.listdir(tmp_path / "queue") if name.endswith((".msg", ".partial"))]
 
 
 def test_a_message_that_cannot_be_written_is_an_error_and_leaves_nothing_behind(tmp_path, monkeypatch):
@@ -52,7 +49,7 @@ def test_a_message_that_cannot_be_written_is_an_error_and_leaves_nothing_behind(
         monkeypatch.undo()
         queue.close()
     # Neither a half-written message a worker could read nor a stray partial file.
-    assert not [name for name in os.listdir(tmp_path) if ".msg" in name]
+    assert not [name for name in os.listdir(tmp_path / "queue") if ".msg" in name]
 
 
 def test_the_site_uses_the_atomic_transport():

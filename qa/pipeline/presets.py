@@ -49,6 +49,10 @@ class PipelineConfig:
 
 
 _BM25_DOCUMENTS = RetrievalConfig(unit="document", method="bm25", candidates=20, rerank_depth=0, top_k=1)
+_BM25_DOCUMENTS_RERANKED = replace(_BM25_DOCUMENTS, rerank_depth=20)  # extensions 2 and 3
+_HYBRID_CHUNKS = RetrievalConfig(  # extensions 5 and 6
+    unit="chunk", method="hybrid", fusion="minmax", alpha=0.5, candidates=50, rerank_depth=30, top_k=3
+)
 _LLM_ANSWER = AnswerConfig(
     generator="llm",
     citation_strategy="overlap",
@@ -111,9 +115,8 @@ _register(
     PipelineConfig(
         name="rerank",
         description="Report ext. 2: BM25 documents reranked by a cross-encoder (QA_RERANKER_MODEL; "
-        "without one, "
-        "the evidence reranker stands in and the trace says so).",
-        retrieval=replace(_BM25_DOCUMENTS, candidates=20, rerank_depth=20),
+        "without one, the evidence reranker stands in and the trace says so).",
+        retrieval=_BM25_DOCUMENTS_RERANKED,
         reranker="cross-encoder",
         answer=_LLM_ANSWER,
         answer_passages=1,
@@ -124,7 +127,7 @@ _register(
     PipelineConfig(
         name="llm-cite",
         description="Report ext. 3: as rerank, with citations extracted by the LLM.",
-        retrieval=replace(_BM25_DOCUMENTS, candidates=20, rerank_depth=20),
+        retrieval=_BM25_DOCUMENTS_RERANKED,
         reranker="cross-encoder",
         answer=_LLM_CITED_ANSWER,
         answer_passages=1,
@@ -156,9 +159,7 @@ _register(
         name="chunk",
         description="Report ext. 5: hybrid retrieval over 8-sentence chunks (overlap 2); the best chunk "
         "is the context.",
-        retrieval=RetrievalConfig(
-            unit="chunk", method="hybrid", fusion="minmax", alpha=0.5, candidates=50, rerank_depth=30, top_k=3
-        ),
+        retrieval=_HYBRID_CHUNKS,
         reranker="cross-encoder",
         answer=_LLM_CITED_ANSWER,
         answer_passages=1,
@@ -170,9 +171,7 @@ _register(
         name="verify",
         description="Report ext. 6: chunk retrieval, LLM answer and citations, LLM verification; on failure "
         "regenerate from the next chunk, up to 3 attempts.",
-        retrieval=RetrievalConfig(
-            unit="chunk", method="hybrid", fusion="minmax", alpha=0.5, candidates=50, rerank_depth=30, top_k=3
-        ),
+        retrieval=_HYBRID_CHUNKS,
         reranker="cross-encoder",
         answer=replace(_LLM_CITED_ANSWER, verifier="llm", max_attempts=3, refuse_when_nothing_supported=True),
         answer_passages=3,
