@@ -41,3 +41,15 @@ def test_presets_lists_every_preset_with_its_parameters():
     )
     default = next(p for p in presets if p["name"] == "default")
     assert default["retrieval"]["unit"] and default["answer"]["max_attempts"] >= 1
+
+
+def test_presets_plain_listing_names_every_preset_and_says_llm_only_retrieves_nothing():
+    out = io.StringIO()
+    call_command("presets", stdout=out)
+    lines = out.getvalue().splitlines()
+    headers = [line.split(":")[0] for line in lines if not line.startswith(" ")]
+    assert headers == list(PRESET_NAMES)
+    llm_only = next(i for i, line in enumerate(lines) if line.startswith("llm-only:"))
+    assert lines[llm_only + 1].strip() == "retrieval: none"
+    default = next(i for i, line in enumerate(lines) if line.startswith("default:"))
+    assert lines[default + 1].strip().startswith("retrieval: unit=")

@@ -23,6 +23,8 @@ class Command(BaseCommand):
         for config in configs:
             self.stdout.write(f"{config['name']}: {config['description']}")
             for section in ("retrieval", "answer"):
-                params = ", ".join(f"{k}={v}" for k, v in config[section].items())
+                # llm-only has no retrieval stage: its section is None, not an empty dict.
+                values = config[section]
+                params = ", ".join(f"{k}={v}" for k, v in values.items()) if values else "none"
                 self.stdout.write(f"    {section}: {params}")
             self.stdout.write(f"    reranker: {config['reranker']}")
