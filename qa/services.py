@@ -60,8 +60,11 @@ def _create_question(*, user, corpus, text, preset, conversation) -> Question:
     )
 
 
-def question_ask(*, user, corpus: Corpus, text: str, preset: str = "default", conversation=None) -> Question:
-    """Create the job and queue its retrieval stage once the row is committed."""
+def question_ask(
+    *, user, corpus: Corpus, text: str, preset: str | None = None, conversation=None
+) -> Question:
+    """Create the job; queue its retrieval stage once the row is committed. No preset: QA_DEFAULT_PRESET."""
+    preset = preset or presets.default_preset()
     text = _validate(corpus=corpus, text=text, preset=preset)
     with transaction.atomic():
         question = _create_question(
@@ -75,9 +78,10 @@ def question_ask(*, user, corpus: Corpus, text: str, preset: str = "default", co
 
 
 def answer_now(
-    *, corpus: Corpus, text: str, preset: str = "default", user=None, conversation=None
+    *, corpus: Corpus, text: str, preset: str | None = None, user=None, conversation=None
 ) -> Question:
     """Run every stage in this process (the `ask` command and evaluation use it)."""
+    preset = preset or presets.default_preset()
     from django.contrib.auth import get_user_model
 
     if user is None:

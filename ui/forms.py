@@ -3,20 +3,15 @@
 from __future__ import annotations
 
 from django import forms
-from django.conf import settings
 
 from documents.selectors import corpora_for_user
 from qa import presets
+from qa.presets import default_preset
 from qa.services import MAX_QUESTION_CHARS
 
 
 def preset_choices() -> list[tuple[str, str]]:
     return [(name, name) for name in presets.PRESET_NAMES]
-
-
-def default_preset() -> str:
-    name = settings.QA_DEFAULT_PRESET
-    return name if name in presets.PRESET_NAMES else presets.PRESET_NAMES[0]
 
 
 class UIForm(forms.Form):

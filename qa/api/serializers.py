@@ -10,7 +10,9 @@ from qa.models import Answer, AnswerSentence, Citation, Question
 class AskSerializer(serializers.Serializer):
     corpus = serializers.CharField(help_text="Corpus id or name.")
     question = serializers.CharField(max_length=2000)
-    preset = serializers.ChoiceField(choices=presets.PRESET_NAMES, default="default")
+    preset = serializers.ChoiceField(
+        choices=presets.PRESET_NAMES, default=presets.default_preset, help_text="Default: QA_DEFAULT_PRESET."
+    )
     conversation = serializers.IntegerField(
         required=False, help_text="Continue this conversation (follow-up)."
     )

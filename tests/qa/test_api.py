@@ -126,3 +126,27 @@ def test_openapi_schema_lists_the_question_endpoints(analyst):
     paths = client_for(analyst).get("/api/schema/", HTTP_ACCEPT="application/json").json()["paths"]
     assert "/api/questions/" in paths and "/api/questions/{id}/" in paths
     assert client_for(analyst).get("/api/docs/").status_code == 200
+
+
+@pytest.mark.django_db
+def test_question_without_a_preset_uses_qa_default_preset(analyst, westmere, settings):
+    from qa import services
+
+    settings.QA_DEFAULT_PRESET = "bm25"
+    response = ask(client_for(analyst), westmere, "What is the capital of Westmere?")
+    assert response.status_code == 202, response.content
+    assert Question.objects.get().preset == "bm25"
+    queued = services.question_ask(user=analyst, corpus=westmere, text="Who runs the port?")
+    assert queued.preset == "bm25" and queued.config["name"] == "bm25"
+
+
+@pytest.mark.django_db
+def test_an_unknown_qa_default_preset_is_named_instead_of_answering(analyst, westmere, settings):
+    settings.QA_DEFAULT_PRESET = "fastest"
+    from django.core.exceptions import ImproperlyConfigured
+
+    from qa.apps import check_default_preset
+
+    assert "QA_DEFAULT_PRESET='fastest'" in check_default_preset()[0].msg
+    with pytest.raises(ImproperlyConfigured, match="QA_DEFAULT_PRESET"):
+        ask(client_for(analyst), westmere, "What is the capital of Westmere?")

@@ -26,6 +26,14 @@ def test_ask_json_gives_answer_sentences_with_document_and_label_citations(westm
 
 
 @pytest.mark.django_db
+def test_ask_without_preset_answers_with_qa_default_preset(westmere, settings):
+    settings.QA_DEFAULT_PRESET = "bm25"
+    out = io.StringIO()
+    call_command("ask", "What is the capital of Westmere?", "--corpus", westmere.name, "--json", stdout=out)
+    assert json.loads(out.getvalue())["preset"]["name"] == "bm25"
+
+
+@pytest.mark.django_db
 def test_ask_names_an_unknown_corpus(westmere):
     with pytest.raises(CommandError, match="No corpus named 'nope'"):
         call_command("ask", "Anything?", "--corpus", "nope", stdout=io.StringIO())

@@ -17,7 +17,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("question")
         parser.add_argument("--corpus", required=True)
-        parser.add_argument("--preset", default="default", choices=presets.PRESET_NAMES)
+        parser.add_argument(
+            "--preset", default=None, choices=presets.PRESET_NAMES, help="Default: QA_DEFAULT_PRESET."
+        )
         parser.add_argument("--json", action="store_true", help="Print the answer as JSON.")
 
     def handle(self, *args, **options):

@@ -19,6 +19,7 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from groundedqa_site.api import ClientError
+from qa.presets import default_preset
 from review import selectors
 from review.evaluation import reference
 from review.evaluation.compare import compare_results, format_comparison
@@ -68,7 +69,7 @@ class Command(BaseCommand):
         if benchmark is None:
             raise CommandError(f"No benchmark named {options['benchmark']!r}.")
         answer_fn = options.get("answer_fn")
-        preset = options["preset"] or settings.QA_DEFAULT_PRESET
+        preset = options["preset"] or default_preset()
         try:
             presets = list(service.preset_names()) if preset == "all" else [preset]
         except ClientError as exc:
