@@ -106,3 +106,11 @@ class DocumentAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request):
         return False  # documents arrive by upload only
+
+    # Through the service, so the corpus version moves and running questions notice.
+    def delete_model(self, request, obj):
+        services.document_delete(document=obj)
+
+    def delete_queryset(self, request, queryset):
+        for document in queryset:
+            services.document_delete(document=document)

@@ -28,6 +28,9 @@ class Corpus(models.Model):
     name = models.CharField(max_length=200, unique=True)
     description = models.TextField(blank=True)
     team = models.ForeignKey(Team, on_delete=models.PROTECT, related_name="corpora")
+    # Goes up in the transaction that makes a document's content live or deletes
+    # one; questions record the version they read (qa/adapters.py).
+    version = models.BigIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -63,6 +66,8 @@ class Document(models.Model):
     pending_sentences = models.JSONField(default=list, blank=True)
     # Mean of the sentence vectors, for document-level dense retrieval.
     embedding = VectorField(dimensions=EMBEDDING_DIM, null=True, blank=True)
+    # The corpus version at which the live content above was swapped in.
+    ready_version = models.BigIntegerField(default=0)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     progress = models.PositiveSmallIntegerField(default=0)  # percent of the current stage
     error = models.TextField(blank=True)

@@ -253,8 +253,25 @@ def pool(vectors: np.ndarray) -> np.ndarray:
     return mean / norm if norm > 0 else mean
 
 
+def _next_corpus_version(corpus_id: int) -> int:
+    """Lock the corpus row and move it to its next version (committed with the caller's change).
+
+    Callers lock the corpus before any of its documents, so a swap and a delete
+    of the same corpus queue up instead of deadlocking.
+    """
+    corpus = Corpus.objects.select_for_update().only("version").get(pk=corpus_id)
+    corpus.version += 1
+    corpus.save(update_fields=["version"])
+    return corpus.version
+
+
 def _swap_in(document_id, expected_hash, sentences, windows, vectors) -> Document | None:
+    corpus_id = Document.objects.filter(pk=document_id).values_list("corpus_id", flat=True).first()
+    if corpus_id is None:
+        logger.info("document %s was deleted while it embedded; discarding", document_id)
+        return None
     with transaction.atomic():
+        version = _next_corpus_version(corpus_id)
         document = Document.objects.select_for_update().filter(pk=document_id).first()
         if document is None or document.pending_hash != expected_hash:
             # Deleted, or a newer upload replaced this version while we embedded.
@@ -287,6 +304,7 @@ def _swap_in(document_id, expected_hash, sentences, windows, vectors) -> Documen
         document.pending_text = ""
         document.pending_hash = ""
         document.pending_sentences = []
+        document.ready_version = version
         document.status = Document.Status.READY
         document.progress = 100
         document.error = ""
@@ -320,7 +338,10 @@ def _readable(exc: Exception) -> str:
 
 
 def document_delete(*, document: Document) -> None:
-    document.delete()
+    """Delete a document; questions already past retrieval answer from what remains (qa/adapters.py)."""
+    with transaction.atomic():
+        _next_corpus_version(document.corpus_id)
+        document.delete()
 
 
 def corpus_delete(*, corpus: Corpus) -> None:

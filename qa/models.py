@@ -49,6 +49,8 @@ class Question(models.Model):
     error = models.TextField(blank=True)
     # Retrieval's ranked passages, handed from the retrieval task to the generation task.
     retrieval = models.JSONField(default=dict, blank=True)
+    # The corpus version retrieval read; later stages read the same one (qa/adapters.py).
+    corpus_version = models.BigIntegerField(null=True, blank=True)
     trace = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)

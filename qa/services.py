@@ -150,6 +150,7 @@ def question_retrieve(*, question_id: int) -> bool:
         return False
     Question.objects.filter(pk=question_id).update(
         standalone_text=standalone,
+        corpus_version=index.version,
         retrieval=runner.retrieval_to_json(retrieval),
         trace=trace,
         stage="generation",
@@ -169,7 +170,8 @@ def question_generate(*, question_id: int) -> Answer | None:
     config = presets.config_from_dict(question.config)
     trace = question.trace or {"timings": {}}
     try:
-        index = DjangoCorpusIndex(question.corpus)
+        # The version retrieval ranked; documents deleted or replaced since drop out of it.
+        index = DjangoCorpusIndex(question.corpus, version=question.corpus_version)
         retrieval = runner.retrieval_from_json(question.retrieval, index)
         answer = runner.answer_stage(
             question.standalone_text or question.text,

@@ -1,0 +1,166 @@
+"""A question reads one version of its corpus, whatever ingestion does meanwhile.
+
+Real rows throughout. The concurrent change is committed from another thread
+(its own database connection) at the moment named by each test: that moment is
+chosen by wrapping ``qa.adapters._load_entries``, the read of the documents'
+sentences that follows the read of the live set.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from django.db import connection
+
+from documents import services as documents_services
+from documents.models import Document
+from qa import adapters, services
+from qa.models import Citation, Question
+from tests.qa.conftest import COUNTRY_PROFILE, ingest_texts
+
+NEW_REPORT = (
+    "Fisheries Bulletin 2024\n\n"
+    "The Westmere fishing fleet landed 91,000 tonnes of cod in 2024. "
+    "Most of the catch was sold to processors in Arlen."
+)
+
+
+def in_other_connection(work) -> None:
+    """Run ``work`` in a thread of its own, so it commits on its own connection, and wait for it."""
+    errors = []
+
+    def target():
+        try:
+            work()
+        except Exception as exc:  # noqa: BLE001 - re-raised in the test's thread
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    thread.join()
+    if errors:
+        raise errors[0]
+
+
+@pytest.fixture(autouse=True)
+def fresh_snapshots():
+    adapters._snapshots.clear()
+    yield
+    adapters._snapshots.clear()
+
+
+def interleave(monkeypatch, change) -> None:
+    """Commit ``change`` once, after the live documents were read and before their sentences are."""
+    original = adapters._load_entries
+    pending = [change]
+
+    def load_entries(rows):
+        while pending:
+            in_other_connection(pending.pop())
+        return original(rows)
+
+    monkeypatch.setattr(adapters, "_load_entries", load_entries)
+
+
+def ask_stage_by_stage(user, corpus, text):
+    question = services._create_question(
+        user=user, corpus=corpus, text=text, preset="default", conversation=None
+    )
+    assert services.question_retrieve(question_id=question.pk)
+    return question
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_document_turning_ready_between_the_two_reads_does_not_fail_the_question(
+    monkeypatch, analyst, westmere, embedder
+):
+    before = Document.objects.filter(corpus=westmere).count()
+    interleave(monkeypatch, lambda: ingest_texts(westmere, embedder, {"fisheries": NEW_REPORT}))
+
+    question = services.answer_now(corpus=westmere, text="What is the capital of Westmere?", user=analyst)
+
+    assert question.status == Question.Status.DONE, question.error
+    assert "Arlen" in question.answer.text
+    # The question read the version from before the bulletin arrived, all of it and only it.
+    index = adapters.DjangoCorpusIndex(westmere, version=question.corpus_version)
+    assert len(index.passages("document")) == before
+    assert not any(p.document_id == "fisheries" for p in index.passages("chunk"))
+    # The next question sees the bulletin.
+    later = services.answer_now(
+        corpus=westmere, text="How many tonnes of cod did the fleet land?", user=analyst
+    )
+    assert later.status == Question.Status.DONE, later.error
+    assert later.corpus_version > question.corpus_version
+    assert "91,000 tonnes" in later.answer.text
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_document_replaced_between_the_two_reads_is_read_whole_from_one_version(
+    monkeypatch, analyst, westmere, embedder
+):
+    replaced = COUNTRY_PROFILE.replace("Its capital is Arlen", "Its capital is Brenford")
+    interleave(monkeypatch, lambda: ingest_texts(westmere, embedder, {"country-profile": replaced}))
+
+    index = adapters.DjangoCorpusIndex(westmere)
+    texts = " ".join(p.text for p in index.passages("chunk"))
+    # The old profile, sentences and chunks alike: nothing of the new one mixed in.
+    assert "Its capital is Arlen" in texts and "Brenford" not in texts
+    sentences = " ".join(s.text for s in index.document_sentences("country-profile"))
+    assert "Arlen" in sentences and "Brenford" not in sentences
+
+    fresh = adapters.DjangoCorpusIndex(westmere)
+    assert fresh.version == index.version + 1
+    assert "Brenford" in " ".join(p.text for p in fresh.passages("chunk"))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_cited_document_deleted_between_retrieval_and_generation(analyst, westmere):
+    question = ask_stage_by_stage(analyst, westmere, "How many staff did the port authority employ?")
+    question.refresh_from_db()
+    assert question.retrieval["ranked"][0]["key"]
+    in_other_connection(
+        lambda: documents_services.document_delete(document=Document.objects.get(external_id="port-report"))
+    )
+
+    answer = services.question_generate(question_id=question.pk)
+
+    question.refresh_from_db()
+    assert question.status == Question.Status.DONE, question.error
+    assert answer is not None
+    assert not Citation.objects.filter(
+        answer_sentence__answer=answer, document_external_id="port-report"
+    ).exists()
+    assert "1,850" not in answer.text
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_document_replaced_between_retrieval_and_generation_is_not_mixed_in(analyst, westmere, embedder):
+    question = ask_stage_by_stage(analyst, westmere, "What is the capital of Westmere?")
+    replaced = COUNTRY_PROFILE.replace("Its capital is Arlen", "Its capital is Brenford")
+    in_other_connection(lambda: ingest_texts(westmere, embedder, {"country-profile": replaced}))
+
+    answer = services.question_generate(question_id=question.pk)
+
+    question.refresh_from_db()
+    assert question.status == Question.Status.DONE, question.error
+    # Retrieval never saw the new text; the old rows are gone: the answer uses neither.
+    assert "Brenford" not in answer.text
+    assert not Citation.objects.filter(answer_sentence__answer=answer, text__contains="Brenford").exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_new_document_costs_one_document_read_not_a_corpus_rebuild(westmere, embedder):
+    adapters.DjangoCorpusIndex(westmere)
+    before = dict(adapters._snapshots[westmere.pk].documents)
+    ingest_texts(westmere, embedder, {"fisheries": NEW_REPORT})
+
+    index = adapters.DjangoCorpusIndex(westmere)
+
+    after = adapters._snapshots[westmere.pk].documents
+    assert {e.external_id for e in after.values()} == {e.external_id for e in before.values()} | {"fisheries"}
+    # The documents that did not change are the very entries read before, not re-read.
+    assert all(after[pk] is entry for pk, entry in before.items())
+    assert any(p.document_id == "fisheries" for p in index.passages("chunk"))
