@@ -7,6 +7,10 @@ def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "groundedqa_site.settings")
     from django.core.management import execute_from_command_line
 
+    from groundedqa_site.embedded_db import start_configured_server
+
+    start_configured_server()
+
     execute_from_command_line(sys.argv)
 
 

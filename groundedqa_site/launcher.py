@@ -47,6 +47,7 @@ def main() -> int:
     # from a shell that ignores SIGINT for background jobs.
     signal.signal(signal.SIGINT, _interrupt)
     signal.signal(signal.SIGTERM, _interrupt)
+    embedded_db.start_configured_server()
     call_command("migrate", verbosity=0)
     team, _ = Team.objects.get_or_create(name="Analysts")
     create_demo_admin(team)
@@ -64,8 +65,8 @@ def main() -> int:
         return 0
     finally:
         stop_children(children)
-        if not os.environ.get("DATABASE_URL"):
-            embedded_db.stop(settings.VAR_DIR / "pg")
+        if settings.EMBEDDED_PGDATA is not None:
+            embedded_db.stop(settings.EMBEDDED_PGDATA)
 
 
 def create_demo_admin(team: Team) -> None:

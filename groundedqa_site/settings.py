@@ -115,16 +115,20 @@ TEMPLATES = [
 ]
 
 # --- Database ---------------------------------------------------------------
+# Without DATABASE_URL: the embedded server under ./var/pg. Settings only describe it;
+# the entry points start it (embedded_db.start_configured_server), never an import.
+EMBEDDED_PGDATA: Path | None = None
 if os.environ.get("DATABASE_URL"):
     try:
         DATABASES = {"default": env.db_url("DATABASE_URL")}
     except Exception as exc:  # environ raises several types for a bad URL
         raise ImproperlyConfigured(f"DATABASE_URL is not a valid database URL: {exc}") from exc
 else:
+    EMBEDDED_PGDATA = VAR_DIR / "pg"
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.postgresql",
-            **embedded_db.ensure_running(VAR_DIR / "pg"),
+            **embedded_db.expected_connection(EMBEDDED_PGDATA),
         }
     }
 # The test-suite's Celery worker must read the test database pytest created.

@@ -26,10 +26,43 @@ def shared_data(*parts: str) -> Path:
 
 
 def pytest_configure(config):
-    """A test database of this run's own: several runs may share the embedded server."""
+    """A test database of this run's own, on a server this run starts and stops itself.
+
+    Without DATABASE_URL the session runs a private embedded server (never a developer's
+    `make run` one) and stops it when the session ends, even after a failure. Subprocesses
+    (Celery workers, manage.py) inherit DATABASE_URL and so reach that same server.
+    """
     from django.conf import settings
 
-    settings.DATABASES["default"].setdefault("TEST", {})["NAME"] = f"test_groundedqa_{os.getpid()}"
+    from groundedqa_site import embedded_db
+
+    database = settings.DATABASES["default"]
+    if settings.EMBEDDED_PGDATA is not None:
+        pgdata, running = embedded_db.start_private(settings.VAR_DIR / "test-pg")
+        config.add_cleanup(lambda: embedded_db.remove_private(pgdata))
+        database.update(HOST=running["HOST"], PORT=running["PORT"])
+        os.environ["DATABASE_URL"] = f"postgres://postgres@/postgres?host={running['HOST']}&port={running['PORT']}"
+    database.setdefault("TEST", {})["NAME"] = f"test_groundedqa_{os.getpid()}"
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    """Before the test database is dropped, end every session on it.
+
+    A thread's connection (live server, worker thread) or a stopped worker's backend that
+    PostgreSQL has not reaped yet would make DROP DATABASE fail with "being accessed by
+    other users".
+    """
+    yield
+    from django.db import connection, connections
+
+    with django_db_blocker.unblock():
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+        connections.close_all()
 
 
 @pytest.fixture
