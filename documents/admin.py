@@ -68,19 +68,12 @@ class CorpusAdmin(admin.ModelAdmin):
             return redirect("admin:documents_corpus_changelist")
         form = UploadForm(request.POST or None, request.FILES or None)
         if request.method == "POST" and form.is_valid():
-            staged = 0
-            for upload in form.cleaned_data["files"]:
-                # Each file stands alone so one bad file never stops the others.
-                try:
-                    services.check_upload(filename=upload.name, size=upload.size)
-                    submitted = services.documents_submit(
-                        corpus=corpus, filename=upload.name, data=upload.read(), uploaded_by=request.user
-                    )
-                except services.IngestError as exc:
-                    messages.error(request, str(exc))
-                    continue
-                staged += sum(s.changed for s in submitted)
-            messages.success(request, f"{staged} document(s) queued for embedding.")
+            outcome = services.documents_upload(
+                corpus=corpus, files=form.cleaned_data["files"], uploaded_by=request.user
+            )
+            for refused in outcome.refused:
+                messages.error(request, str(refused.error))
+            messages.success(request, f"{outcome.changed} document(s) queued for embedding.")
             changelist = reverse("admin:documents_document_changelist")
             return redirect(f"{changelist}?corpus__id__exact={corpus.pk}")
         context = {**self.admin_site.each_context(request), "form": form, "corpus": corpus, "title": "Upload"}

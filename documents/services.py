@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -52,6 +52,22 @@ class IngestError(ClientError):
 class Submitted:
     document: Document
     changed: bool  # False when the same content was already stored or queued
+
+
+@dataclass(frozen=True)
+class Refused:
+    filename: str
+    error: IngestError
+
+
+@dataclass(frozen=True)
+class UploadOutcome:
+    submitted: tuple[Submitted, ...]
+    refused: tuple[Refused, ...]
+
+    @property
+    def changed(self) -> int:
+        return sum(s.changed for s in self.submitted)
 
 
 def corpus_create(*, name: str, team: Team, description: str = "") -> Corpus:
@@ -103,6 +119,31 @@ def documents_submit(
             document_stage(corpus=corpus, parsed=doc, filename=filename, uploaded_by=uploaded_by)
             for doc in parsed
         ]
+
+
+def documents_upload(
+    *, corpus: Corpus, files: Iterable, uploaded_by=None, external_id: str | None = None
+) -> UploadOutcome:
+    """Stage every uploaded file (Django UploadedFiles) on its own: one bad file never stops the others.
+
+    The size and type are checked before a file is read, so a huge upload is refused unread.
+    """
+    submitted, refused = [], []
+    for upload in files:
+        try:
+            check_upload(filename=upload.name, size=upload.size)
+            submitted.extend(
+                documents_submit(
+                    corpus=corpus,
+                    filename=upload.name,
+                    data=upload.read(),
+                    uploaded_by=uploaded_by,
+                    external_id=external_id,
+                )
+            )
+        except IngestError as exc:
+            refused.append(Refused(filename=upload.name, error=exc))
+    return UploadOutcome(submitted=tuple(submitted), refused=tuple(refused))
 
 
 def content_hash(parsed: ParsedDocument) -> str:

@@ -1,8 +1,9 @@
 """Benchmark files to gold cases and documents, validated before anything is written.
 
 Pure Python like documents.parsing: every reader returns an ImportPlan or
-raises BenchmarkFileError whose message names the file and the line, so an
-import either has everything it needs or writes nothing.
+raises a ParseError (BenchmarkFileError for what only a benchmark requires)
+whose message names the file and the line, so an import either has
+everything it needs or writes nothing.
 
 Formats:
 - ``analyst-bench``: the directory (corpus/ and questions/{train,dev,test}.jsonl);
@@ -15,8 +16,7 @@ Formats:
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,12 +28,13 @@ from documents.parsing import (
     iter_analyst_bench_corpus,
     iter_clapnq,
 )
+from documents.parsing.jsonl import jsonl_file
 from review.evaluation import evidence_key
 from review.evaluation.reference import SPLITS, UNANSWERABLE, case_id_for
 
 
-class BenchmarkFileError(ValueError):
-    """A benchmark file we refuse; the message names the file and line."""
+class BenchmarkFileError(ParseError):
+    """A benchmark file we refuse; the message names the file and line (as every ParseError does)."""
 
 
 @dataclass(frozen=True)
@@ -69,25 +70,6 @@ def rubric_problem(rubric) -> str | None:
     if bad:
         return f"the rubric scores {', '.join(bad)}; a scale runs from 1 to 5"
     return None
-
-
-def jsonl_records(path: Path) -> Iterator[tuple[str, dict]]:
-    """("<file>, line <n>", record) for every non-blank line; the first bad line raises."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BenchmarkFileError(f"{Path(path).name}: cannot be read as UTF-8 text ({exc}).") from exc
-    for number, line in enumerate(text.split("\n"), 1):
-        if not line.strip():
-            continue
-        where = f"{Path(path).name}, line {number}"
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise BenchmarkFileError(f"{where}: not valid JSON: {exc.msg} (column {exc.colno}).") from exc
-        if not isinstance(record, dict):
-            raise BenchmarkFileError(f"{where}: expected a JSON object.")
-        yield where, record
 
 
 def _string(record: dict, key: str, where: str, *, required: bool = True) -> str:
@@ -130,11 +112,8 @@ def read_analyst_bench(root: Path, *, documents: str = "all") -> ImportPlan:
     for split in SPLITS:
         if not (root / "questions" / f"{split}.jsonl").is_file():
             raise BenchmarkFileError(f"{root}: no questions/{split}.jsonl; pass the analyst-bench directory.")
-    try:
-        parsed = list(iter_analyst_bench_corpus(root))
-        asked = set(analyst_bench_gold_ids(root))
-    except ParseError as exc:
-        raise BenchmarkFileError(str(exc)) from exc
+    parsed = list(iter_analyst_bench_corpus(root))
+    asked = set(analyst_bench_gold_ids(root))
     by_id = {document.external_id: document for document in parsed}
     labels = {
         doc_id: {s.label or str(i + 1): s.text for i, s in enumerate(document.sentences)}
@@ -143,8 +122,8 @@ def read_analyst_bench(root: Path, *, documents: str = "all") -> ImportPlan:
     }
     cases = []
     for split in SPLITS:
-        records = jsonl_records(root / "questions" / f"{split}.jsonl")
-        for index, (where, record) in enumerate(records):
+        records = jsonl_file(root / "questions" / f"{split}.jsonl")
+        for index, (_, where, record) in enumerate(records):
             doc_id = _string(record, "doc_id", where)
             if doc_id not in by_id:
                 raise BenchmarkFileError(f"{where}: doc_id {doc_id!r} is not a document under corpus/.")
@@ -194,13 +173,10 @@ def clapnq_files(path: Path) -> list[Path]:
 def read_clapnq(paths: Sequence[Path], *, split: str = "dev") -> ImportPlan:
     """Every passage of every file as one document; every line as a question on the pool."""
     files = [file for path in paths for file in clapnq_files(path)]
-    try:
-        documents = {d.external_id: d for d in iter_clapnq(files)}
-    except ParseError as exc:
-        raise BenchmarkFileError(str(exc)) from exc
+    documents = {d.external_id: d for d in iter_clapnq(files)}
     cases, first_seen = [], {}
     for file in files:
-        for where, record in jsonl_records(file):
+        for _, where, record in jsonl_file(file):
             case_id = str(record.get("id") or "").strip()
             if not case_id:
                 raise BenchmarkFileError(f'{where}: the question has no "id".')
@@ -246,7 +222,7 @@ def read_clapnq(paths: Sequence[Path], *, split: str = "dev") -> ImportPlan:
 def read_cases_jsonl(path: Path) -> ImportPlan:
     """This app's export: one case a line, evidence as [{"key", "text"}]."""
     cases, first_seen = [], {}
-    for where, record in jsonl_records(Path(path)):
+    for _, where, record in jsonl_file(path):
         split = _string(record, "split", where)
         if split not in SPLITS:
             raise BenchmarkFileError(f"{where}: unknown split {split!r}; use one of {', '.join(SPLITS)}.")

@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from review.evaluation.reference import default_data_dir
 from tests.factories import CorpusFactory, TeamFactory, UserFactory
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED_DATA = REPO.parent / "shared" / "data"
+SHARED_DATA = default_data_dir()  # GROUNDEDQA_SHARED_DATA, as the settings read it
 ALL_QUEUES = "ingestion,retrieval,generation,evaluation,default"
 
 

@@ -70,25 +70,17 @@ class CorpusDocuments(APIView):
         if external_id and len(files) > 1:
             return Response({"detail": "external_id can only be given with a single file."}, status=400)
 
-        accepted, errors = [], []
-        for upload_file in files:
-            # One bad file must not stop the others: each is validated and staged alone.
-            try:
-                services.check_upload(filename=upload_file.name, size=upload_file.size)
-                submitted = services.documents_submit(
-                    corpus=corpus,
-                    filename=upload_file.name,
-                    data=upload_file.read(),
-                    uploaded_by=request.user,
-                    external_id=external_id,
-                )
-            except services.IngestError as exc:
-                errors.append({"file": upload_file.name, "detail": str(exc), "status": exc.http_status})
-                continue
-            accepted.extend(
-                {**DocumentSerializer(s.document, context={"request": request}).data, "changed": s.changed}
-                for s in submitted
-            )
+        outcome = services.documents_upload(
+            corpus=corpus, files=files, uploaded_by=request.user, external_id=external_id
+        )
+        accepted = [
+            {**DocumentSerializer(s.document, context={"request": request}).data, "changed": s.changed}
+            for s in outcome.submitted
+        ]
+        errors = [
+            {"file": r.filename, "detail": str(r.error), "status": r.error.http_status}
+            for r in outcome.refused
+        ]
         if not accepted:
             first = errors[0]
             return Response({"detail": first["detail"], "errors": errors}, status=first["status"])

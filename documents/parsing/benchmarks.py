@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import datetime
 import hashlib
-import json
 import re
 import unicodedata
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from .assemble import TITLE_MAX_CHARS, document_from_sentences, document_from_text, shorten
+from .formats import parse_bytes
+from .jsonl import jsonl_file
 from .plaintext import decode_text
 from .segment import segment
 from .types import ParsedDocument, ParseError
@@ -37,14 +39,20 @@ def iter_analyst_bench_corpus(root: Path) -> Iterator[ParsedDocument]:
         yield _analyst_bench_document(path, path.relative_to(corpus).with_suffix("").as_posix())
 
 
+def iter_analyst_bench_gold(root: Path) -> Iterator[ParsedDocument]:
+    """Only the gold documents (corpus/gold/), with their own sentence ids."""
+    for path in sorted((Path(root) / "corpus" / "gold").glob("*.txt")):
+        yield _gold_document(path, f"gold/{path.stem}", f"gold/{path.name}")
+
+
 def analyst_bench_gold_ids(root: Path) -> list[str]:
     """The doc_ids the questions ask about, in first-asked order, each once."""
     ids: dict[str, None] = {}
     for path in sorted((Path(root) / "questions").glob("*.jsonl")):
-        for line_number, record in _jsonl_records(path):
+        for _, where, record in jsonl_file(path):
             doc_id = record.get("doc_id")
             if not isinstance(doc_id, str) or not doc_id:
-                raise ParseError(f"{path.name}, line {line_number}: the question has no doc_id.")
+                raise ParseError(f"{where}: the question has no doc_id.")
             ids.setdefault(doc_id, None)
     return list(ids)
 
@@ -54,8 +62,7 @@ def iter_clapnq(paths: Path | Sequence[Path]) -> Iterator[ParsedDocument]:
     seen: set[tuple[str, str]] = set()
     for path in [paths] if isinstance(paths, (str, Path)) else paths:
         path = Path(path)
-        for line_number, record in _jsonl_records(path):
-            where = f"{path.name}, line {line_number}"
+        for _, where, record in jsonl_file(path):
             passages = record.get("passages")
             if not isinstance(passages, list):
                 raise ParseError(f'{where}: expected a "passages" list.')
@@ -118,29 +125,18 @@ def _analyst_bench_document(path: Path, doc_id: str) -> ParsedDocument:
 
 
 def _gold_document(path: Path, doc_id: str, filename: str) -> ParsedDocument:
-    # Gold files are JSON despite their .txt name; their sentence ids are what
-    # the questions' evidence ids refer to, so boundaries and ids stay as given.
-    try:
-        record = json.loads(decode_text(path.read_bytes(), filename))
-        sentences = record["sentences"]
-        texts = [sentence["text"] for sentence in sentences]
-        labels = [sentence["sid"] for sentence in sentences]
-    except (json.JSONDecodeError, KeyError, TypeError) as exc:
-        raise ParseError(f"{filename}: not a gold document with sentences [{{sid, text}}] ({exc}).") from exc
-    source_dataset = record.get("source_dataset", "")
-    title = ""
-    if "factbook" in source_dataset:
-        country = str(record.get("source", "")) or _factbook_country(path.stem)
+    # Gold files are pre-segmented JSON despite their .txt name, read like any upload;
+    # their sentence ids are what the questions' evidence ids refer to, so every one needs its id.
+    parsed = parse_bytes(path.read_bytes(), filename, external_id=doc_id)
+    if len(parsed) != 1 or any(sentence.label is None for sentence in parsed[0].sentences):
+        raise ParseError(f'{filename}: not a gold document with sentences [{{"sid", "text"}}].')
+    document = parsed[0]
+    if path.stem.startswith("the-world-factbook-by-cia__"):
+        country = _factbook_country(path.stem)
         title = f"{country} (history)" if path.stem.endswith("_history") else country
-    return document_from_sentences(
-        texts,
-        labels=labels,
-        external_id=doc_id,
-        filename=filename,
-        title=title or _first_sentence(texts[0]),
-        source="gold",
-        published=_date_in_name(path.stem),
-    )
+    else:
+        title = _first_sentence(document.sentences[0].text)
+    return replace(document, title=title, source="gold", published=_date_in_name(path.stem))
 
 
 def _factbook_country(stem: str) -> str:
@@ -161,22 +157,6 @@ def _date_in_name(stem: str) -> datetime.date | None:
         return datetime.date(*(int(part) for part in match.groups()))
     except ValueError:
         return None
-
-
-def _jsonl_records(path: Path) -> Iterator[tuple[int, dict]]:
-    text = decode_text(path.read_bytes(), path.name)
-    for line_number, line in enumerate(text.split("\n"), 1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ParseError(
-                f"{path.name}, line {line_number}: not valid JSON: {exc.msg} (column {exc.colno})."
-            ) from exc
-        if not isinstance(record, dict):
-            raise ParseError(f"{path.name}, line {line_number}: expected a JSON object.")
-        yield line_number, record
 
 
 def _clapnq_passage(passage: object, where: str) -> tuple[str, str, list[str]]:

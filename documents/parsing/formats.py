@@ -9,17 +9,19 @@ from .docx_text import docx_to_text
 from .html_text import html_to_text
 from .pdf_text import pdf_to_text
 from .plaintext import decode_text, normalize_line_breaks
-from .presegmented import parse_json, parse_jsonl
+from .presegmented import documents_from_json, parse_json, parse_jsonl, presegmented_value
 from .types import EmptyDocument, ParsedDocument, UnsupportedFileType
 
 SUPPORTED_EXTENSIONS = (".txt", ".md", ".html", ".htm", ".pdf", ".docx", ".json", ".jsonl")
 
 
 def parse_bytes(data: bytes, filename: str, *, external_id: str | None = None) -> list[ParsedDocument]:
-    """Parse one uploaded file into its documents (several for .json lists and .jsonl).
+    """Parse one file into its documents (several for .json lists and .jsonl): the one entry point
+    for uploads, `ingest` and the benchmark corpora.
 
     ``external_id`` replaces the default id (the file name without its
     extension); a JSON document that carries its own "doc_id" or "id" keeps it.
+    A .txt or .md file whose content is pre-segmented JSON is read as such.
     Raises ParseError (or its subclasses UnsupportedFileType, EmptyDocument)
     with a message fit to show the user.
     """
@@ -46,6 +48,9 @@ def parse_bytes(data: bytes, filename: str, *, external_id: str | None = None) -
         title, text = docx_to_text(data, name)
     else:
         title, text = "", decode_text(data, name)
+        presegmented = presegmented_value(text)
+        if presegmented is not None:
+            return documents_from_json(presegmented, name, base_id)
     return [
         document_from_text(
             normalize_line_breaks(text), external_id=base_id, filename=name, title=title, source=name

@@ -5,7 +5,9 @@ A document object looks like the analyst-bench gold files::
     {"doc_id": "...", "title": "...", "url": "...", "published": "2022-07-21",
      "sentences": [{"sid": "S1", "text": "..."}, "a plain string works too"]}
 
-A "text" string without "sentences" is segmented like a .txt upload.
+A "text" string without "sentences" is segmented like a .txt upload. Such a
+document is recognised by its content, whatever the file is called: the
+analyst-bench gold files are JSON named ``.txt`` (``presegmented_value``).
 """
 
 from __future__ import annotations
@@ -15,11 +17,26 @@ import json
 from typing import Any
 
 from .assemble import document_from_sentences, document_from_text
+from .jsonl import jsonl_values
 from .plaintext import decode_text
 from .types import EmptyDocument, ParsedDocument, ParseError
 
 _ID_KEYS = ("doc_id", "id", "external_id")
 _LABEL_KEYS = ("sid", "id", "label")
+
+
+def presegmented_value(text: str) -> Any | None:
+    """The JSON value of ``text`` if it is one document object, or a list of them, with "sentences"."""
+    if not text.lstrip().startswith(("{", "[")):
+        return None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    records = value if isinstance(value, list) else [value]
+    if records and all(isinstance(r, dict) and isinstance(r.get("sentences"), list) for r in records):
+        return value
+    return None
 
 
 def parse_json(data: bytes, filename: str, base_id: str) -> list[ParsedDocument]:
@@ -30,6 +47,11 @@ def parse_json(data: bytes, filename: str, base_id: str) -> list[ParsedDocument]
         raise ParseError(
             f"{filename} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}."
         ) from exc
+    return documents_from_json(value, filename, base_id)
+
+
+def documents_from_json(value: Any, filename: str, base_id: str) -> list[ParsedDocument]:
+    """A document object, or a list of them, parsed from JSON (see the module docstring)."""
     if isinstance(value, list):
         records = [(f"{filename}, document {i}", f"{base_id}-{i}", item) for i, item in enumerate(value, 1)]
         if len(records) == 1:
@@ -48,14 +70,7 @@ def parse_json(data: bytes, filename: str, base_id: str) -> list[ParsedDocument]
 def parse_jsonl(data: bytes, filename: str, base_id: str) -> list[ParsedDocument]:
     text = decode_text(data, filename)
     documents = []
-    for line_number, line in enumerate(text.split("\n"), 1):
-        if not line.strip():
-            continue
-        where = f"{filename}, line {line_number}"
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ParseError(f"{where}: not valid JSON: {exc.msg} (column {exc.colno}).") from exc
+    for line_number, where, record in jsonl_values(text, filename, objects_only=False):
         documents.append((where, _record_document(record, where, f"{base_id}-{line_number}", filename)))
     return _unique(documents, filename)
 

@@ -26,12 +26,15 @@ for every split and configuration):
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from documents.parsing.benchmarks import iter_analyst_bench_gold
+from documents.parsing.jsonl import jsonl_file
 from review.evaluation.evaluate import Convention, evaluate
 from review.evaluation.types import EvaluationResult, GoldCase, Prediction, evidence_key
 
@@ -113,8 +116,8 @@ def repository_root() -> Path:
 
 
 def default_data_dir() -> Path:
-    """``shared/data`` beside the repository checkout (``../shared/data`` from its root)."""
-    return repository_root().parent / "shared" / "data"
+    """GROUNDEDQA_SHARED_DATA, else ``shared/data`` beside the checkout (``../shared/data`` from its root)."""
+    return Path(os.environ.get("GROUNDEDQA_SHARED_DATA") or repository_root().parent / "shared" / "data")
 
 
 def analyst_bench_dir(data_dir: Path | str | None = None) -> Path:
@@ -130,8 +133,7 @@ def _check(split: str, configuration: str | None = None) -> None:
 
 def _read_questions(split: str, data_dir: Path | str | None) -> list[dict]:
     path = analyst_bench_dir(data_dir) / "questions" / f"{split}.jsonl"
-    with path.open(encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
+    return [record for _, _, record in jsonl_file(path)]
 
 
 def case_id_for(index: int) -> str:
@@ -163,12 +165,11 @@ def load_gold_cases(split: str, *, data_dir: Path | str | None = None) -> list[G
 
 def load_gold_sentence_texts(*, data_dir: Path | str | None = None) -> dict[str, str]:
     """Text of every gold-document sentence, keyed ``"<doc_id>#<sid>"`` like the evidence."""
-    texts: dict[str, str] = {}
-    for path in sorted((analyst_bench_dir(data_dir) / "corpus" / "gold").glob("*.txt")):
-        document = json.loads(path.read_text(encoding="utf-8"))
-        for sentence in document["sentences"]:
-            texts[evidence_key(document["doc_id"], sentence["sid"])] = sentence["text"]
-    return texts
+    return {
+        evidence_key(document.external_id, sentence.label): sentence.text
+        for document in iter_analyst_bench_gold(analyst_bench_dir(data_dir))
+        for sentence in document.sentences
+    }
 
 
 # A refusal says, in its first sentence, that the source or the model lacks

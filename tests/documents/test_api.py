@@ -119,6 +119,44 @@ def test_presegmented_json_keeps_its_sentence_ids(staff, corpus):
 
 
 @pytest.mark.django_db
+def test_presegmented_json_named_txt_keeps_its_sentence_ids_too(staff, corpus):
+    payload = {
+        "doc_id": "gold/memo",
+        "sentences": [{"sid": "S1", "text": "Alpha."}, {"sid": "S2", "text": "Beta."}],
+    }
+    response = upload(client_for(staff), corpus, SimpleUploadedFile("memo.txt", json.dumps(payload).encode()))
+    assert response.status_code == 202
+    document = Document.objects.get(corpus=corpus)
+    assert document.external_id == "gold/memo"
+    assert [s[2] for s in document.pending_sentences["sentences"]] == ["S1", "S2"]
+
+
+@pytest.mark.django_db
+def test_admin_upload_stages_good_files_and_names_the_refused_one(staff, corpus):
+    from django.test import Client
+
+    staff.is_superuser = True
+    staff.save()
+    client = Client()
+    client.force_login(staff)
+    payload = {
+        "doc_id": "gold/memo",
+        "sentences": [{"sid": "S1", "text": "Alpha."}, {"sid": "S2", "text": "Beta."}],
+    }
+    files = [
+        SimpleUploadedFile("memo.txt", json.dumps(payload).encode()),
+        text_file(),
+        SimpleUploadedFile("slides.pptx", b"x"),
+    ]
+    response = client.post(f"/admin/documents/corpus/{corpus.pk}/upload/", {"files": files}, follow=True)
+    shown = [str(message) for message in response.context["messages"]]
+    assert any("slides.pptx" in message and "unsupported" in message for message in shown)
+    assert "2 document(s) queued for embedding." in shown
+    memo = Document.objects.get(corpus=corpus, external_id="gold/memo")
+    assert [s[2] for s in memo.pending_sentences["sentences"]] == ["S1", "S2"]
+
+
+@pytest.mark.django_db
 def test_only_staff_upload(analyst, corpus):
     response = upload(client_for(analyst), corpus, text_file())
     assert response.status_code == 403

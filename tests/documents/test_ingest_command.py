@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -72,3 +73,28 @@ def test_a_bad_file_is_reported_and_the_good_ones_are_still_ingested(folder):
         )
     assert "empty.txt" in err.getvalue()
     assert Document.objects.filter(status="ready").count() == 2
+
+
+@pytest.mark.django_db
+def test_ingest_reads_presegmented_json_files_as_their_own_sentences(tmp_path):
+    # The shape of ../shared/data/analyst-bench/corpus/gold: JSON in files named .txt.
+    gold = tmp_path / "gold"
+    gold.mkdir()
+    record = {
+        "doc_id": "gold/port-report",
+        "source_dataset": "cnn_dailymail",
+        "sentences": [
+            {"sid": "S1", "text": "The port grew by 6 percent."},
+            {"sid": "S2", "text": "It employs 1,850."},
+        ],
+    }
+    (gold / "port-report.txt").write_text(json.dumps(record, indent=2))
+    call_command(
+        "ingest", str(gold), "--corpus", "bench", "--in-process", stdout=io.StringIO(), stderr=io.StringIO()
+    )
+    document = Document.objects.get(corpus__name="bench")
+    assert document.external_id == "gold/port-report"
+    assert list(document.sentences.order_by("ordinal").values_list("label", "text")) == [
+        ("S1", "The port grew by 6 percent."),
+        ("S2", "It employs 1,850."),
+    ]

@@ -15,8 +15,9 @@ from django.core.management.base import BaseCommand, CommandError
 
 from documents.management.embedding import embed_in_process, failed_documents, wait_for_workers
 from documents.models import Corpus, Document
+from documents.parsing import ParseError
 from groundedqa_site.api import ClientError
-from review.benchmark_files import BenchmarkFileError, read_analyst_bench, read_cases_jsonl, read_clapnq
+from review.benchmark_files import read_analyst_bench, read_cases_jsonl, read_clapnq
 from review.models import Benchmark
 from review.services.benchmarks import benchmark_import
 
@@ -63,7 +64,7 @@ class Command(BaseCommand):
                 plan = read_clapnq(paths, split=options["split"])
             else:
                 plan = read_cases_jsonl(paths[0])
-        except BenchmarkFileError as exc:
+        except ParseError as exc:  # BenchmarkFileError too
             raise CommandError(f"{exc} Nothing was imported.") from exc
         if fmt == "jsonl":
             self._check_corpus(corpus_name, plan)

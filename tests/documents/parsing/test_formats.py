@@ -194,6 +194,33 @@ def test_jsonl_gives_one_document_per_line():
     assert [d.external_id for d in parse_bytes(data, "docs.jsonl")] == ["a", "b"]
 
 
+GOLD_LIKE = {
+    "doc_id": "gold/port-report",
+    "source_dataset": "cnn_dailymail",
+    "sentences": [
+        {"sid": "S1", "text": "The port grew. By 6 percent."},
+        {"sid": "S2", "text": "Staff: 1,850."},
+    ],
+}
+
+
+@pytest.mark.parametrize("name", ["port-report.txt", "port-report.md"])
+def test_presegmented_json_in_a_text_file_is_recognised_by_its_content(name):
+    # analyst-bench's gold files are JSON named .txt: their S1..Sn, not "{" and '"doc_id": ...'.
+    document = only(parse_bytes(json.dumps(GOLD_LIKE, indent=2).encode(), name, external_id="port-report"))
+    assert document.external_id == "gold/port-report"
+    assert [(s.label, s.text) for s in document.sentences] == [
+        ("S1", "The port grew. By 6 percent."),
+        ("S2", "Staff: 1,850."),
+    ]
+
+
+def test_a_text_file_that_only_looks_like_json_stays_text():
+    document = only(parse_bytes(b'{"note": "not a document"} was typed first. Then a sentence.', "odd.txt"))
+    assert texts(document)[-1] == "Then a sentence."
+    assert all(s.label is None for s in document.sentences)
+
+
 # --- bad input ---------------------------------------------------------------
 
 
