@@ -11,6 +11,8 @@ from django.conf import settings
 from django.db import models
 from pgvector.django import HnswIndex, VectorField
 
+# The size of every vector column: the one place it is written. QA_EMBEDDING_MODEL must produce it
+# (all-MiniLM-L6-v2 does); ingestion refuses vectors of another size.
 EMBEDDING_DIM = 384
 
 

@@ -24,7 +24,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from documents.models import Chunk, Corpus, Document, Sentence, Team
+from documents.models import EMBEDDING_DIM, Chunk, Corpus, Document, Sentence, Team
 from documents.parsing import (
     SUPPORTED_EXTENSIONS,
     ParsedDocument,
@@ -277,7 +277,7 @@ def _encode(document_id, texts, embedder, on_progress) -> np.ndarray:
     parts = []
     for begin in range(0, len(texts), batch):
         part = np.asarray(embedder.encode(texts[begin : begin + batch]), dtype=np.float32)
-        if part.shape != (len(texts[begin : begin + batch]), 384) or not np.isfinite(part).all():
+        if part.shape != (len(texts[begin : begin + batch]), EMBEDDING_DIM) or not np.isfinite(part).all():
             raise ValueError(f"the embedding model returned an unusable result of shape {part.shape}")
         parts.append(part)
         done = min(begin + batch, len(texts))

@@ -32,7 +32,7 @@ import numpy as np
 from django.db import connection, transaction
 from pgvector.django import CosineDistance
 
-from documents.models import Chunk, Corpus, Document, Sentence
+from documents.models import EMBEDDING_DIM, Chunk, Corpus, Document, Sentence
 from qa.pipeline.bm25 import BM25Index
 from qa.pipeline.types import Passage, SourceSentence, Unit
 
@@ -256,6 +256,6 @@ class DjangoCorpusIndex:
         """
         ids = list(sentence_ids)
         vectors = dict(Sentence.objects.filter(pk__in=ids).values_list("pk", "embedding"))
-        dim = len(next(iter(vectors.values()))) if vectors else 384
+        dim = len(next(iter(vectors.values()))) if vectors else EMBEDDING_DIM
         rows = [vectors[i] if i in vectors else np.zeros(dim, dtype=np.float32) for i in ids]
         return np.asarray(rows, dtype=np.float32).reshape(len(ids), -1)

@@ -37,3 +37,24 @@ def test_a_malformed_setting_stops_startup_and_names_the_variable(variable, valu
 def test_the_default_settings_pass_django_checks():
     result = run_check()
     assert result.returncode == 0, result.stderr
+
+
+def test_every_environment_variable_the_code_reads_is_in_the_readme_configuration_table():
+    import re
+
+    readers = re.compile(
+        r"""(?:os\.environ\.get|os\.environ\[|env_bool|env_int|env_choice|env\.\w+)\(?\s*["']([A-Z][A-Z0-9_]+)["']"""
+    )
+    product = [REPO / "groundedqa_site", REPO / "documents", REPO / "qa", REPO / "review", REPO / "ui"]
+    read = {
+        name
+        for folder in product
+        for path in folder.rglob("*.py")
+        for name in readers.findall(path.read_text(encoding="utf-8"))
+    }
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    table = readme.split("## Configuration", 1)[1].split("\n## ", 1)[0]
+    first_cells = [line.split("|")[1] for line in table.splitlines() if line.startswith("|")]
+    documented = {name for cell in first_cells for name in re.findall(r"`([A-Z][A-Z0-9_]+)`", cell)}
+    assert {"DATABASE_URL", "QA_DEFAULT_PRESET"} <= read  # the pattern finds what it must
+    assert read - documented == set()

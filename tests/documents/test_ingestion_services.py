@@ -7,7 +7,7 @@ import pytest
 from pgvector.django import CosineDistance
 
 from documents import services
-from documents.models import Chunk, Document, Sentence
+from documents.models import EMBEDDING_DIM, Chunk, Document, Sentence
 
 REPORT = b"""Harbor report
 
@@ -34,7 +34,7 @@ class FailingEmbedder:
 
 class NaNEmbedder:
     def encode(self, texts):
-        return np.full((len(texts), 384), np.nan, dtype=np.float32)
+        return np.full((len(texts), EMBEDDING_DIM), np.nan, dtype=np.float32)
 
 
 @pytest.mark.django_db
@@ -47,7 +47,7 @@ def test_ingested_document_is_ready_with_sentences_chunks_and_vectors(corpus, em
     assert [s.text for s in sentences][1] == "The port handled 4.2 million containers in 2024."
     for sentence in sentences:
         assert document.text[sentence.start : sentence.end] == sentence.text
-        assert len(sentence.embedding) == 384
+        assert len(sentence.embedding) == EMBEDDING_DIM
     assert Chunk.objects.filter(document=document).count() >= 1
     assert document.embedding is not None
 

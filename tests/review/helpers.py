@@ -6,7 +6,7 @@ import numpy as np
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from documents.models import Document, Sentence
+from documents.models import EMBEDDING_DIM, Document, Sentence
 from qa.models import Answer, AnswerSentence, Citation, Question
 
 OMAN = [
@@ -53,7 +53,7 @@ def make_document(corpus, external_id: str, sentences: list[str], *, labels=None
         corpus=corpus, external_id=external_id, title=external_id, text=text, status=Document.Status.READY
     )
     position = 0
-    vector = np.zeros(384, dtype=np.float32)
+    vector = np.zeros(EMBEDDING_DIM, dtype=np.float32)
     vector[0] = 1.0
     for ordinal, sentence in enumerate(sentences):
         Sentence.objects.create(
