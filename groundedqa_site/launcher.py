@@ -49,6 +49,8 @@ def main() -> int:
     signal.signal(signal.SIGTERM, _interrupt)
     embedded_db.start_configured_server()
     call_command("migrate", verbosity=0)
+    call_command("createcachetable", verbosity=0)
+    call_command("collectstatic", interactive=False, verbosity=0)
     team, _ = Team.objects.get_or_create(name="Analysts")
     create_demo_admin(team)
     children = start_children()
@@ -101,7 +103,7 @@ def start_children() -> list[subprocess.Popen]:
     specs = [
         ("ingestion-worker", worker + ["-Q", "ingestion", "-c", "1", "-n", "ingestion@%h"]),
         ("qa-worker", worker + ["-Q", "retrieval,generation,evaluation,default", "-c", "2", "-n", "qa@%h"]),
-        ("web", [python, "manage.py", "runserver", ADDRESS, "--noreload"]),
+        ("web", web_server_command(python)),
     ]
     children = []
     for name, cmd in specs:
@@ -110,6 +112,30 @@ def start_children() -> list[subprocess.Popen]:
         children.append(subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True))
     print(f"Logs: {logs}/", flush=True)
     return children
+
+
+def web_server_command(python: str) -> list[str]:
+    """gunicorn, the production WSGI server, on the embedded defaults too (bench/serving.py).
+
+    Threads rather than more processes: the pages wait on PostgreSQL, and each
+    process costs its own Django import on a 2-core machine.
+    """
+    return [
+        python,
+        "-m",
+        "gunicorn",
+        "groundedqa_site.wsgi:application",
+        "--bind",
+        ADDRESS,
+        "--workers",
+        os.environ.get("WEB_CONCURRENCY", "2"),
+        "--threads",
+        os.environ.get("WEB_THREADS", "4"),
+        "--timeout",
+        "120",
+        "--access-logfile",
+        "-",
+    ]
 
 
 def stop_children(children: list[subprocess.Popen]) -> None:

@@ -60,6 +60,14 @@ def env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
     return value
 
 
+def env_rate(name: str, default: str) -> str:
+    value = os.environ.get(name, default).strip()
+    count, _, period = value.partition("/")
+    if not count.isdigit() or period not in {"second", "minute", "hour", "day", "s", "m", "h", "d"}:
+        raise ImproperlyConfigured(f"{name}={value!r} is not a rate like 600/minute.")
+    return value
+
+
 DEBUG = env_bool("DEBUG", True)
 SECRET_KEY = os.environ.get("SECRET_KEY", "")
 if not SECRET_KEY:
@@ -80,6 +88,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI and Redoc assets served locally: /api/docs/ works offline
     "documents",
     "qa",
     "review",
@@ -88,6 +97,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Static files served by the application itself, so the production server needs no separate one.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -152,6 +163,43 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
 STATICFILES_DIRS = [BASE_DIR / "static"] if (BASE_DIR / "static").exists() else []
+# With DEBUG off, static files come from `collectstatic` output with hashed names (cacheable
+# for ever); with DEBUG on, WhiteNoise reads the source folders so edits show at once.
+WHITENOISE_USE_FINDERS = DEBUG
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
+        if DEBUG
+        else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+    },
+}
+
+# --- Security when DEBUG is off ------------------------------------------------
+# `python manage.py check --deploy` is clean with the production environment the README
+# documents. Behind a TLS-terminating proxy set SECURE_PROXY_SSL_HEADER_NAME (e.g.
+# HTTP_X_FORWARDED_PROTO) so Django knows the original request was HTTPS.
+SECURE_CONTENT_TYPE_NOSNIFF = True
+X_FRAME_OPTIONS = "DENY"
+SECURE_REFERRER_POLICY = "same-origin"
+SESSION_COOKIE_HTTPONLY = True
+if not DEBUG:
+    SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", True)
+    CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", True)
+    SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
+    SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31536000, minimum=0)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", True)
+    SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+if os.environ.get("SECURE_PROXY_SSL_HEADER_NAME"):
+    SECURE_PROXY_SSL_HEADER = (os.environ["SECURE_PROXY_SSL_HEADER_NAME"], "https")
+
+# Throttle counters must be shared by every web process, so they live in the database.
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+        "LOCATION": "groundedqa_cache",
+    }
+}
 
 # Uploads are read fully into memory to hash and parse them; the limit keeps
 # one request from exhausting the worker.
@@ -167,16 +215,37 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "groundedqa_site.schema.GroundedQASchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "groundedqa_site.api.exception_handler",
+    # Over the limit a client gets 429 with a Retry-After header; limits are per token or user
+    # for signed-in clients and per address otherwise ("N/second|minute|hour|day").
+    "DEFAULT_THROTTLE_CLASSES": [
+        "groundedqa_site.throttling.UserRateThrottle",
+        "groundedqa_site.throttling.AnonRateThrottle",
+    ],
 }
+API_THROTTLE_RATES = {
+    "user": env_rate("API_THROTTLE_USER", "600/minute"),
+    "anon": env_rate("API_THROTTLE_ANON", "60/minute"),
+}
+# Failed sign-ins allowed per username and per address within LOGIN_THROTTLE_WINDOW seconds.
+LOGIN_THROTTLE_ATTEMPTS = env_int("LOGIN_THROTTLE_ATTEMPTS", 10, minimum=1)
+LOGIN_THROTTLE_WINDOW = env_int("LOGIN_THROTTLE_WINDOW", 900, minimum=1)
 SPECTACULAR_SETTINGS = {
     "TITLE": "GroundedQA API",
     "DESCRIPTION": "Grounded question answering with sentence-level citations.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    # Documents and jobs (questions, evaluation runs) both call their states "status".
+    "ENUM_NAME_OVERRIDES": {
+        "DocumentStatusEnum": "documents.models.Document.Status",
+        "JobStatusEnum": "qa.models.Question.Status",
+    },
 }
 
 # --- Celery -----------------------------------------------------------------

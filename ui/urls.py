@@ -1,10 +1,10 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from ui.views import annotate, ask, benchmarks, corpora, documents, evaluate, history, review
+from ui.views import annotate, ask, benchmarks, corpora, documents, evaluate, history, review, signin
 
 urlpatterns = [
-    path("login/", auth_views.LoginView.as_view(redirect_authenticated_user=False), name="login"),
+    path("login/", signin.ThrottledLoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("", ask.ask, name="ask"),
     path("questions/<int:pk>/", ask.question, name="question"),

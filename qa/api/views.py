@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.http import Http404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import generics, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -14,13 +14,15 @@ from qa.api.serializers import AskSerializer, QuestionSerializer
 from qa.models import Conversation
 
 
-class QuestionListCreate(APIView):
-    @extend_schema(responses=QuestionSerializer(many=True))
-    def get(self, request):
-        questions = selectors.with_answer(
-            selectors.question_history(request.user, search=request.GET.get("q", ""))
+class QuestionListCreate(generics.ListAPIView):
+    """The user's questions, newest first, in pages (``?page=N``; ``?q=`` searches the text)."""
+
+    serializer_class = QuestionSerializer
+
+    def get_queryset(self):
+        return selectors.with_answer(
+            selectors.question_history(self.request.user, search=self.request.GET.get("q", ""))
         )
-        return Response(QuestionSerializer(questions[:100], many=True, context={"request": request}).data)
 
     @extend_schema(request=AskSerializer, responses={202: QuestionSerializer})
     def post(self, request):
@@ -56,5 +58,8 @@ class QuestionDetail(generics.RetrieveAPIView):
 
 
 class PresetList(APIView):
+    @extend_schema(
+        responses={200: OpenApiResponse(description="Every preset's full configuration, by name.")}
+    )
     def get(self, request):
         return Response([presets.get_preset(name).to_dict() for name in presets.PRESET_NAMES])

@@ -1,0 +1,130 @@
+"""What a team deploying GroundedQA relies on: offline API docs, throttling, health checks,
+paginated history and a clean `check --deploy` under the documented production environment."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+from django.test import Client
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from qa.models import Conversation, Question
+from tests.conftest import REPO
+
+
+def api_client(user) -> APIClient:
+    client = APIClient()
+    token, _ = Token.objects.get_or_create(user=user)
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    return client
+
+
+def test_swagger_ui_loads_its_assets_from_this_server_not_a_cdn(analyst):
+    client = Client()
+    client.force_login(analyst)
+    page = client.get("/api/docs/").content.decode()
+    assert "cdn.jsdelivr.net" not in page and "unpkg.com" not in page
+    assert "/static/drf_spectacular_sidecar/swagger-ui-dist/swagger-ui-bundle.js" in page
+    script = client.get("/static/drf_spectacular_sidecar/swagger-ui-dist/swagger-ui-bundle.js")
+    assert script.status_code == 200
+    assert b"SwaggerUIBundle" in b"".join(script.streaming_content)
+
+
+def test_api_requests_over_the_limit_get_429_with_retry_after(analyst, settings):
+    settings.API_THROTTLE_RATES = {"user": "3/minute", "anon": "3/minute"}
+    client = api_client(analyst)
+    codes = [client.get("/api/corpora/").status_code for _ in range(4)]
+    assert codes == [200, 200, 200, 429]
+    refused = client.get("/api/corpora/")
+    assert int(refused["Retry-After"]) > 0
+    assert "throttled" in refused.json()["detail"].lower()
+
+
+def test_schema_documents_429_401_and_403_on_every_operation(analyst):
+    schema = api_client(analyst).get("/api/schema/", HTTP_ACCEPT="application/json").json()
+    operations = [op for path in schema["paths"].values() for op in path.values()]
+    assert operations
+    for operation in operations:
+        assert {"401", "403", "429"} <= set(operation["responses"]), operation["operationId"]
+    error = schema["paths"]["/api/questions/"]["post"]["responses"]["429"]
+    assert error["content"]["application/json"]["schema"]["$ref"].endswith("/Error")
+
+
+@pytest.mark.django_db
+def test_repeated_failed_sign_ins_are_refused_even_with_the_right_password(settings, django_user_model):
+    settings.LOGIN_THROTTLE_ATTEMPTS = 3
+    django_user_model.objects.create_user("maria", password="correct horse")
+    client = Client()
+    for _ in range(3):
+        assert client.post("/login/", {"username": "maria", "password": "wrong"}).status_code == 200
+    blocked = client.post("/login/", {"username": "maria", "password": "correct horse"})
+    assert blocked.status_code == 429
+    assert "Too many failed sign-in attempts" in blocked.content.decode()
+    assert "_auth_user_id" not in client.session
+
+
+@pytest.mark.django_db
+def test_a_successful_sign_in_resets_the_username_count(settings, django_user_model):
+    settings.LOGIN_THROTTLE_ATTEMPTS = 3
+    django_user_model.objects.create_user("omar", password="correct horse")
+    client = Client()
+    for _ in range(2):
+        client.post("/login/", {"username": "omar", "password": "wrong"})
+    assert client.post("/login/", {"username": "omar", "password": "correct horse"}).status_code == 302
+    client.logout()
+    client.post("/login/", {"username": "omar", "password": "wrong"})
+    assert client.post("/login/", {"username": "omar", "password": "correct horse"}).status_code == 302
+
+
+@pytest.mark.django_db
+def test_health_and_readiness(settings, tmp_path):
+    client = Client()
+    assert client.get("/healthz").json() == {"status": "ok"}
+    assert client.get("/readyz").json() == {"status": "ready"}
+    settings.CELERY_BROKER_TRANSPORT_OPTIONS = {
+        **settings.CELERY_BROKER_TRANSPORT_OPTIONS,
+        "data_folder_in": str(tmp_path / "missing"),
+    }
+    response = client.get("/readyz")
+    assert response.status_code == 503
+    assert "broker folder" in response.json()["failures"]["broker"]
+
+
+def test_question_history_is_paginated_so_old_questions_stay_reachable(analyst, corpus):
+    conversation = Conversation.objects.create(user=analyst, corpus=corpus)
+    Question.objects.bulk_create(
+        Question(
+            user=analyst, corpus=corpus, conversation=conversation, text=f"question {n}", preset="default"
+        )
+        for n in range(120)
+    )
+    client = api_client(analyst)
+    first = client.get("/api/questions/").json()
+    assert first["count"] == 120 and len(first["results"]) == 50 and first["next"]
+    last = client.get("/api/questions/?page=3").json()
+    assert len(last["results"]) == 20 and last["next"] is None
+    assert client.get("/api/questions/?page=9").status_code == 404
+
+
+def test_check_deploy_is_clean_with_the_documented_production_environment():
+    env = {
+        **os.environ,
+        "DEBUG": "0",
+        "SECRET_KEY": "x7" * 30 + "-a-long-random-production-key",
+        "ALLOWED_HOSTS": "groundedqa.example.org",
+        "SECURE_HSTS_PRELOAD": "1",
+    }
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no issues" in result.stdout
