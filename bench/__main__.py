@@ -21,6 +21,7 @@ BENCHMARKS = {
     "dense": "bench.dense",
     "hybrid": "bench.hybrid",
     "e2e": "bench.e2e",
+    "serving": "bench.serving",
 }
 
 

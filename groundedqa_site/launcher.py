@@ -135,6 +135,9 @@ def web_server_command(python: str) -> list[str]:
         "120",
         "--access-logfile",
         "-",
+        # gunicorn's control socket defaults to one path per user, which a second gunicorn
+        # (a test, a benchmark) would fight over; nothing here uses it.
+        "--no-control-socket",
     ]
 
 
