@@ -39,11 +39,11 @@ def test_the_default_settings_pass_django_checks():
     assert result.returncode == 0, result.stderr
 
 
-def test_every_environment_variable_the_code_reads_is_in_the_readme_configuration_table():
+def test_every_environment_variable_the_code_reads_is_in_the_readme_configuration_tables():
     import re
 
     readers = re.compile(
-        r"""(?:os\.environ\.get|os\.environ\[|env_bool|env_int|env_choice|env\.\w+)\(?\s*["']([A-Z][A-Z0-9_]+)["']"""
+        r"""(?:os\.environ\.get|os\.environ\[|env_bool|env_int|env_choice|env_rate|env\.\w+)\(?\s*["']([A-Z][A-Z0-9_]+)["']"""
     )
     product = [REPO / "groundedqa_site", REPO / "documents", REPO / "qa", REPO / "review", REPO / "ui"]
     read = {
@@ -53,7 +53,9 @@ def test_every_environment_variable_the_code_reads_is_in_the_readme_configuratio
         for name in readers.findall(path.read_text(encoding="utf-8"))
     }
     readme = (REPO / "README.md").read_text(encoding="utf-8")
-    table = readme.split("## Configuration", 1)[1].split("\n## ", 1)[0]
+    table = "".join(
+        readme.split(f"## {section}", 1)[1].split("\n## ", 1)[0] for section in ("Configuration", "Deployment")
+    )
     first_cells = [line.split("|")[1] for line in table.splitlines() if line.startswith("|")]
     documented = {name for cell in first_cells for name in re.findall(r"`([A-Z][A-Z0-9_]+)`", cell)}
     assert {"DATABASE_URL", "QA_DEFAULT_PRESET"} <= read  # the pattern finds what it must
