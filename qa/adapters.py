@@ -203,9 +203,6 @@ class DjangoCorpusIndex:
     def passage(self, key: str) -> Passage:
         return self._snapshot.by_key[key]
 
-    def has_passage(self, key: str) -> bool:
-        return key in self._snapshot.by_key
-
     def lexical_search(self, query: str, unit: Unit, k: int) -> list[tuple[str, float]]:
         snapshot = self._snapshot
         index = snapshot.bm25.get(unit)

@@ -4,8 +4,8 @@ Generation may already have cited (exactly, for the extractive generator; by
 parsed ids, for an LLM). ``replace_existing`` decides whether those citations
 are kept, with only uncited sentences filled in, or recomputed for every
 sentence. Sentences that read as instructions to a model are never cited (see
-``prompts.looks_like_instruction``). LLM errors propagate: the caller's task
-decides whether to retry.
+``prompts.looks_like_instruction``). LLM errors propagate: the question's stage
+fails with the message (the client has already retried transient failures).
 """
 
 from __future__ import annotations

@@ -1,8 +1,10 @@
 """LLM clients that satisfy ``protocols.LLM``: Groq, any OpenAI-compatible server, llama.cpp.
 
 Every failure leaves as ``LLMError`` (or its subclass ``LLMUnavailable`` when the
-service cannot be used right now), so callers and Celery tasks catch one family
-and retry only what is marked ``retryable``. Messages never contain the API key:
+service cannot be used right now), so callers catch one family. Transient
+failures (``retryable``) are retried inside the client, with backoff; what still
+fails ends the question's stage as failed, with the message (Celery tasks do not
+retry). Messages never contain the API key:
 SDK and server messages are redacted and truncated before they are raised.
 """
 

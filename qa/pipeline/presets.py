@@ -30,7 +30,6 @@ class PipelineConfig:
     # Refuse before generating when the retrieval confidence (runner.retrieval_confidence)
     # is below this; None turns the check off.
     min_retrieval_confidence: float | None = None
-    report_configuration: str | None = None  # the report's row this preset reproduces
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -88,7 +87,6 @@ _register(
             extractive_max_sentences=3,
         ),
         answer_passages=1,
-        report_configuration="BM25 baseline",
     )
 )
 _register(
@@ -98,7 +96,6 @@ _register(
         retrieval=None,
         answer=replace(_LLM_ANSWER, citation_strategy="none"),
         answer_passages=0,
-        report_configuration="LLM only",
     )
 )
 _register(
@@ -108,7 +105,6 @@ _register(
         retrieval=_BM25_DOCUMENTS,
         answer=_LLM_ANSWER,
         answer_passages=1,
-        report_configuration="Ext 1 RAG",
     )
 )
 _register(
@@ -120,7 +116,6 @@ _register(
         reranker="cross-encoder",
         answer=_LLM_ANSWER,
         answer_passages=1,
-        report_configuration="Ext 2 cross-encoder rerank",
     )
 )
 _register(
@@ -131,7 +126,6 @@ _register(
         reranker="cross-encoder",
         answer=_LLM_CITED_ANSWER,
         answer_passages=1,
-        report_configuration="Ext 3 LLM citations",
     )
 )
 _register(
@@ -151,7 +145,6 @@ _register(
         reranker="cross-encoder",
         answer=_LLM_CITED_ANSWER,
         answer_passages=1,
-        report_configuration="Ext 4 hybrid",
     )
 )
 _register(
@@ -163,7 +156,6 @@ _register(
         reranker="cross-encoder",
         answer=_LLM_CITED_ANSWER,
         answer_passages=1,
-        report_configuration="Ext 5 chunking",
     )
 )
 _register(
@@ -175,7 +167,6 @@ _register(
         reranker="cross-encoder",
         answer=replace(_LLM_CITED_ANSWER, verifier="llm", max_attempts=3, refuse_when_nothing_supported=True),
         answer_passages=3,
-        report_configuration="Ext 6 verification",
     )
 )
 _register(

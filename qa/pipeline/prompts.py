@@ -201,7 +201,7 @@ def judge_answer(
 ) -> int | None:
     """Score ``answer`` 1-5 with the LLM at temperature 0; None when the reply has no usable score.
 
-    ``LLMError`` propagates: an evaluation run decides whether to retry or skip.
+    ``LLMError`` propagates: evaluation leaves that case unjudged (review.services.judge).
     """
     reply = llm.complete(judge_messages(question, answer, reference, rubric), temperature=0.0, max_tokens=80)
     return parse_judge_score(reply)

@@ -212,11 +212,6 @@ def _best_per_passage(sentence_ids: list[list[int]], values: dict[int, float]) -
     return np.array([max((values.get(i, 0.0) for i in ids), default=0.0) for ids in sentence_ids])
 
 
-def build_default_reranker(embedder: Embedder, index: CorpusIndex) -> EvidenceReranker:
-    """The reranker used when none is configured: needs only the embedding model and the index."""
-    return EvidenceReranker(index, embedder)
-
-
 def top_sentence_similarity(hits: Sequence[ScoredPassage]) -> float | None:
     """The best question-sentence cosine among ``hits``: the retrieval confidence used for refusal.
 
