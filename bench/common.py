@@ -60,8 +60,6 @@ def setup_django(*, migrate: bool = True) -> None:
         for name in _UNSAFE:
             os.environ.pop(name, None)
         os.environ.update(bench_environment())
-    if str(REPO) not in sys.path:
-        sys.path.insert(0, str(REPO))
     import django
 
     django.setup()

@@ -8,8 +8,7 @@ URL every 50 ms until done or failed, against ``manage.py runserver`` and QA
 worker processes (prefork ``-c 1`` and ``-c 2``; ``make run`` uses ``-c 2``),
 on a private broker folder. Measured: latency p50/p95 of one client at a time,
 and questions per minute under 8 concurrent clients, each against the
-in-process rate; with the broker's polling interval as configured and as
-proposed (bench/ingestion.py says why).
+in-process rate, with the broker's polling interval as configured.
 """
 
 from __future__ import annotations
@@ -38,7 +37,6 @@ from bench.common import (
 PRESET = "default"  # the preset that needs no LLM
 CLIENTS = 8
 QA_QUEUES = "retrieval,generation,evaluation,default"
-PROPOSED_POLLING = 0.05
 
 
 def use_database(name: str) -> None:
@@ -216,22 +214,18 @@ def run(args) -> dict:
     results = {"in_process": baseline, "api": []}
     with WebServer(database_name(real), broker) as base_url:
         api = Api(base_url, token)
-        for polling in (None, PROPOSED_POLLING):
-            for concurrency in (1, 2):
-                log(f"e2e: API, {concurrency} worker process(es), polling {polling or configured}s")
-                with Worker(
-                    broker,
-                    queues=QA_QUEUES,
-                    concurrency=concurrency,
-                    polling_interval=polling,
-                    database=database_name(real),
-                    name=f"qa-{concurrency}-{polling}",
-                ):
-                    measured = through_api(api, corpus.name, asked, sequential=min(8, n), workers=concurrency)
-                results["api"].append(
-                    {"workers": concurrency, "polling_interval": polling or configured, **measured}
-                )
-                write_result("e2e", {"preset": PRESET, "partial": True, **results}, quick=args.quick)
+        for concurrency in (1, 2):
+            log(f"e2e: API, {concurrency} worker process(es), polling {configured}s")
+            with Worker(
+                broker,
+                queues=QA_QUEUES,
+                concurrency=concurrency,
+                database=database_name(real),
+                name=f"qa-{concurrency}",
+            ):
+                measured = through_api(api, corpus.name, asked, sequential=min(8, n), workers=concurrency)
+            results["api"].append({"workers": concurrency, "polling_interval": configured, **measured})
+            write_result("e2e", {"preset": PRESET, "partial": True, **results}, quick=args.quick)
     rows = [
         (
             "in process, sequential (baseline)",

@@ -12,10 +12,10 @@ hits both; the ratio is taken per repetition and its median reported.
 
 Where the time goes: the encoder called per document as ``document_embed``
 calls it; the same documents through a worker whose embedder only looks
-vectors up (no encoding), with the broker's polling interval as configured
-and as proposed, and with rows written by binary COPY (bench/copy_swap.py);
-idle time between tasks from the worker's log; and in-process
-``document_embed`` with each service step timed.
+vectors up (no encoding); idle time between tasks from the worker's log; and
+in-process ``document_embed`` with each service step timed. (A shorter broker
+polling interval and rows written by binary COPY were measured here and
+dropped: bench/README.md, "Measured and dropped".)
 """
 
 from __future__ import annotations
@@ -24,23 +24,14 @@ from pathlib import Path
 
 from bench.common import Stopwatch, log, median, print_table, ratio, setup_django, write_result
 from bench.corpus import analyst_bench_sample, load_documents
-from bench.ingestion_parts import (
-    STEPS,
-    copy_swap_installed,
-    embed_in_process,
-    encode_per_document,
-    ingest_through_worker,
-)
+from bench.ingestion_parts import STEPS, embed_in_process, encode_per_document, ingest_through_worker
 
 TARGET = 0.85
-# kombu's file-system transport looks for new messages once per polling interval (1 s by default),
-# and with prefetch 1 a worker takes at most one message per look: one document per second at best.
-PROPOSED_POLLING = 0.05
-# The proposal measured as "proposed": that polling interval, and rows written by binary COPY.
-PROPOSED = {"polling_interval": PROPOSED_POLLING, "copy_swap": True}
 
 
 def through_worker(broker: Path, root: Path, n: int, label: str, **worker_options) -> dict:
+    # kombu's file-system transport looks for new messages once per polling interval, and with
+    # prefetch 1 a worker takes at most one message per look: the idle time between tasks shows it.
     """A fresh worker, warmed up (model loaded) on two documents, then the timed ingestion."""
     from bench.worker import Worker, task_gaps
 
@@ -75,7 +66,7 @@ def run(args) -> dict:
     configured = settings.CELERY_BROKER_TRANSPORT_OPTIONS.get("polling_interval", 1.0)
     log(
         f"ingestion: {len(documents)} documents, {n} sentences, {repeats} repetitions; broker polling "
-        f"{configured}s, proposed {PROPOSED_POLLING}s"
+        f"{configured}s"
     )
 
     with Stopwatch() as load:
@@ -85,7 +76,7 @@ def run(args) -> dict:
     embedder.encode(texts[:64])  # first-call set-up is not throughput
 
     broker = private_broker()
-    runs = {"encoder": [], "encoder_per_document": [], "as_configured": [], "proposed": []}
+    runs = {"encoder": [], "encoder_per_document": [], "as_configured": []}
     for rep in range(repeats):
         with Stopwatch() as enc:
             vectors = embedder.encode(texts)
@@ -95,21 +86,11 @@ def run(args) -> dict:
         runs["encoder_per_document"].append({"seconds": per_document.seconds})
         log(f"rep {rep}: encoder {n / enc.seconds:.1f} sent/s")
         runs["as_configured"].append(through_worker(broker, root, n, f"ingest-{rep}"))
-        runs["proposed"].append(through_worker(broker, root, n, f"ingest-proposed-{rep}", **PROPOSED))
-        log(
-            f"rep {rep}: end to end {runs['as_configured'][-1]['sentences_per_s']:.1f} sent/s, proposed "
-            f"{runs['proposed'][-1]['sentences_per_s']:.1f} sent/s"
-        )
+        log(f"rep {rep}: end to end {runs['as_configured'][-1]['sentences_per_s']:.1f} sent/s")
 
     lookup_file = save_vectors(broker / "vectors.npz", texts, vectors)
     no_encoder = through_worker(broker, root, n, "lookup", vectors=lookup_file)
-    no_encoder_polling = through_worker(
-        broker, root, n, "lookup-polling", vectors=lookup_file, polling_interval=PROPOSED_POLLING
-    )
-    no_encoder_proposed = through_worker(broker, root, n, "lookup-proposed", vectors=lookup_file, **PROPOSED)
     in_process_lookup = embed_in_process(root, load_lookup(lookup_file), "inproc-lookup")
-    with copy_swap_installed():
-        in_process_copy = embed_in_process(root, load_lookup(lookup_file), "inproc-lookup-copy")
 
     base = median([r["sentences_per_s"] for r in runs["encoder"]])
     base_s = median([r["seconds"] for r in runs["encoder"]])
@@ -118,7 +99,7 @@ def run(args) -> dict:
             ratio(e["sentences_per_s"], b["sentences_per_s"])
             for e, b in zip(runs[key], runs["encoder"], strict=True)
         ]
-        for key in ("as_configured", "proposed")
+        for key in ("as_configured",)
     }
 
     def row(label, seconds, value_ratio=None, idle=float("nan")):
@@ -140,12 +121,6 @@ def run(args) -> dict:
             median(ratios["as_configured"]),
             idle("as_configured"),
         ),
-        row(
-            f"end to end, proposed: polling {PROPOSED_POLLING}s + COPY",
-            median([r["seconds"] for r in runs["proposed"]]),
-            median(ratios["proposed"]),
-            idle("proposed"),
-        ),
         (
             "  of which parse + stage (main process)",
             median([r["stage_seconds"] for r in runs["as_configured"]]),
@@ -158,18 +133,7 @@ def run(args) -> dict:
             no_encoder["seconds"],
             idle=no_encoder["idle_seconds"],
         ),
-        row(
-            f"worker, looked-up vectors (no encoding), polling {PROPOSED_POLLING}s",
-            no_encoder_polling["seconds"],
-            idle=no_encoder_polling["idle_seconds"],
-        ),
-        row(
-            f"worker, looked-up vectors (no encoding), polling {PROPOSED_POLLING}s + COPY",
-            no_encoder_proposed["seconds"],
-            idle=no_encoder_proposed["idle_seconds"],
-        ),
         row("in process document_embed, looked-up vectors", in_process_lookup["seconds"]),
-        row("in process document_embed, looked-up vectors, COPY", in_process_copy["seconds"]),
     ]
     print_table(
         f"Ingestion, {len(documents)} documents / {n:,} sentences (median of {repeats}; ratio = "
@@ -182,15 +146,13 @@ def run(args) -> dict:
             name.strip("_"),
             in_process_lookup["steps"].get(name, 0.0),
             ratio(in_process_lookup["steps"].get(name, 0.0), base_s),
-            in_process_copy["steps"].get(name, 0.0),
-            ratio(in_process_copy["steps"].get(name, 0.0), base_s),
         )
         for name in STEPS
     ]
     print_table(
         "Where document_embed spends its time besides encoding, in process with looked-up vectors "
         "(seconds; share = seconds / baseline encode seconds)",
-        ["step", "bulk_create", "share", "COPY", "share"],
+        ["step", "seconds", "share"],
         step_rows,
     )
     first = runs["as_configured"][0]
@@ -210,16 +172,13 @@ def run(args) -> dict:
         "sentences": n,
         "repeats": repeats,
         "sample_every": every,
-        "polling_interval": {"configured": configured, "proposed": PROPOSED_POLLING},
+        "polling_interval": configured,
         **runs,
         "ratios": ratios,
         "ratio_median": {k: median(v) for k, v in ratios.items()},
         "target": TARGET,
         "worker_no_encoder": no_encoder,
-        "worker_no_encoder_polling": no_encoder_polling,
-        "worker_no_encoder_proposed": no_encoder_proposed,
         "in_process_lookup": in_process_lookup,
-        "in_process_lookup_copy": in_process_copy,
         "model_load_seconds": load.seconds,
     }
     write_result("ingestion", result, quick=quick)

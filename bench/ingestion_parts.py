@@ -135,16 +135,3 @@ def encode_per_document(embedder, documents) -> None:
     for _, _, texts in documents:
         for begin in range(0, len(texts), batch):
             embedder.encode(texts[begin : begin + batch])
-
-
-@contextlib.contextmanager
-def copy_swap_installed():
-    from bench import copy_swap
-    from documents import services
-
-    original = services._swap_in
-    copy_swap.install()
-    try:
-        yield
-    finally:
-        services._swap_in = original

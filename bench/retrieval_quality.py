@@ -2,9 +2,9 @@
 
 Not a test: it prints tables. Run from the repository root:
 
-    .venv/bin/python bench/retrieval_quality.py                # quality tables + confidence signals
-    .venv/bin/python bench/retrieval_quality.py --speed        # BM25 on 100k sentences, encode rates
-    .venv/bin/python bench/retrieval_quality.py --encoded-chunks  # also encode chunk text (slow, cached)
+    .venv/bin/python -m bench.retrieval_quality                   # quality tables + confidence signals
+    .venv/bin/python -m bench.retrieval_quality --speed           # BM25 on 100k sentences, encode rates
+    .venv/bin/python -m bench.retrieval_quality --encoded-chunks  # also encode chunk text (slow, cached)
 
 Sentence (and chunk) vectors are cached under var/cache/ keyed by a hash of
 each text, so only the first run pays for encoding (~90k sentences: several
@@ -14,34 +14,28 @@ minutes to half an hour on a shared 2-core machine).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
-import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
+import numpy as np
+
+from bench.common import REPO
+from documents.parsing import clapnq_passage_id, iter_analyst_bench_corpus, iter_clapnq
+from documents.parsing.jsonl import jsonl_file
+from qa.pipeline.embedding import CachingEmbedder, SentenceTransformerEmbedder
+from qa.pipeline.memory_index import InMemoryCorpusIndex
+from qa.pipeline.rerank import EvidenceReranker, EvidenceWeights, Reranker, top_sentence_similarity
+from qa.pipeline.retrieval import RetrievalConfig, retrieve
+from review.evaluation.reference import UNANSWERABLE, default_data_dir
+
+# The model loads lazily, after these are set: nothing here downloads.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
 
-import numpy as np  # noqa: E402
-
-from documents.parsing import clapnq_passage_id, iter_analyst_bench_corpus, iter_clapnq  # noqa: E402
-from qa.pipeline.embedding import CachingEmbedder, SentenceTransformerEmbedder  # noqa: E402
-from qa.pipeline.memory_index import InMemoryCorpusIndex  # noqa: E402
-from qa.pipeline.rerank import (  # noqa: E402
-    EvidenceReranker,
-    EvidenceWeights,
-    Reranker,
-    top_sentence_similarity,
-)
-from qa.pipeline.retrieval import RetrievalConfig, retrieve  # noqa: E402
-
-DATA = Path(os.environ.get("QA_BENCH_DATA", REPO.parent / "shared" / "data"))
+DATA = default_data_dir()  # GROUNDEDQA_SHARED_DATA, else ../shared/data
 CACHE = REPO / "var" / "cache"
 MODEL = "all-MiniLM-L6-v2"
 
@@ -71,11 +65,9 @@ def analyst_bench() -> tuple[list, dict[str, list[Question]]]:
     documents = list(iter_analyst_bench_corpus(root))
     splits = {}
     for split in ("train", "dev"):
-        lines = (root / "questions" / f"{split}.jsonl").read_text().splitlines()
-        records = [json.loads(line) for line in lines if line.strip()]
         splits[split] = [
-            Question(r["question"], r["doc_id"], r.get("edge_case_type") != "unanswerable_from_source")
-            for r in records
+            Question(r["question"], r["doc_id"], r.get("edge_case_type") != UNANSWERABLE)
+            for _, _, r in jsonl_file(root / "questions" / f"{split}.jsonl")
         ]
     return documents, splits
 
@@ -84,8 +76,7 @@ def clapnq() -> tuple[list, list[Question]]:
     files = [DATA / "clapnq-dev" / f"clapnq_dev_{kind}.jsonl" for kind in ("answerable", "unanswerable")]
     questions = []
     for path in files:
-        for line in path.read_text().splitlines():
-            record = json.loads(line)
+        for _, _, record in jsonl_file(path):
             passage = record["passages"][0]
             gold = clapnq_passage_id(passage["title"], passage["text"])
             questions.append(Question(record["input"], gold, "unanswerable" not in path.name))

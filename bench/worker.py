@@ -4,9 +4,6 @@
 worker with an embedder that looks vectors up instead of encoding them, which
 isolates everything ingestion does besides the encoder (broker, claim,
 progress updates, row building, inserts and HNSW maintenance).
-``--polling-interval S`` overrides the file-system broker's polling interval
-(kombu's default is 1 s) and ``--copy-swap`` writes rows by binary COPY
-(bench/copy_swap.py), to measure proposed changes before they are made.
 """
 
 from __future__ import annotations
@@ -51,14 +48,11 @@ class Worker:
         queues: str = "ingestion",
         concurrency: int = 1,
         vectors: Path | None = None,
-        polling_interval: float | None = None,
-        copy_swap: bool = False,
         name: str = "bench",
         database: str | None = None,
     ) -> None:
         self.broker, self.queues, self.concurrency, self.name = broker, queues, concurrency, name
-        self.vectors, self.polling_interval, self.database = vectors, polling_interval, database
-        self.copy_swap = copy_swap
+        self.vectors, self.database = vectors, database
         self.log_path = broker / f"{name}.log"
 
     def __enter__(self) -> Worker:
@@ -75,13 +69,8 @@ class Worker:
             "--without-mingle",
             "--without-heartbeat",
         ]
-        if self.vectors or self.polling_interval is not None or self.copy_swap:
-            options = ["--vectors", str(self.vectors)] if self.vectors else []
-            if self.polling_interval is not None:
-                options += ["--polling-interval", str(self.polling_interval)]
-            if self.copy_swap:
-                options.append("--copy-swap")
-            cmd = [sys.executable, "-m", "bench.worker", *options, "--", *celery_args]
+        if self.vectors:
+            cmd = [sys.executable, "-m", "bench.worker", "--vectors", str(self.vectors), "--", *celery_args]
         else:
             cmd = [sys.executable, "-m", "celery", "-A", "groundedqa_site", *celery_args]
         env = bench_environment(CELERY_BROKER_URL="filesystem://", CELERY_BROKER_DIR=str(self.broker))
@@ -166,8 +155,6 @@ def load_lookup(path: Path) -> LookupEmbedder:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--vectors", type=Path)
-    parser.add_argument("--polling-interval", type=float)
-    parser.add_argument("--copy-swap", action="store_true")
     parser.add_argument("celery_args", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     os.environ["GROUNDEDQA_BENCH_CHILD"] = "1"
@@ -180,15 +167,6 @@ def main() -> None:
     if args.vectors:
         lookup = load_lookup(args.vectors)
         documents.tasks.get_embedder = lambda: lookup
-    if args.copy_swap:
-        from bench import copy_swap
-
-        copy_swap.install()
-    if args.polling_interval is not None:
-        app.conf.broker_transport_options = {
-            **app.conf.broker_transport_options,
-            "polling_interval": args.polling_interval,
-        }
     argv = [a for a in args.celery_args if a != "--"]
     app.worker_main(argv)
 
