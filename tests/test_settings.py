@@ -54,7 +54,8 @@ def test_every_environment_variable_the_code_reads_is_in_the_readme_configuratio
     }
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     table = "".join(
-        readme.split(f"## {section}", 1)[1].split("\n## ", 1)[0] for section in ("Configuration", "Deployment")
+        readme.split(f"## {section}", 1)[1].split("\n## ", 1)[0]
+        for section in ("Configuration", "Deployment")
     )
     first_cells = [line.split("|")[1] for line in table.splitlines() if line.startswith("|")]
     documented = {name for cell in first_cells for name in re.findall(r"`([A-Z][A-Z0-9_]+)`", cell)}

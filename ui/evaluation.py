@@ -5,6 +5,7 @@ Pure functions over loaded runs; no queries.
 
 from __future__ import annotations
 
+from review.evaluation import ranking
 from review.evaluation.evaluate import AGGREGATE_KEYS
 from review.evaluation.reference import (
     CONFIGURATION_LABELS,
@@ -29,6 +30,17 @@ METRIC_LABELS = {
     "refusal_f1": "Refusal F1",
     "jafs": "JAFS",
     "answer_score": "Answer score (judge, 1–5)",
+    "map_at_10": "MAP@10",
+    "ndcg_at_10": "nDCG@10",
+    "exact_match": "Exact match (refusal = null answer)",
+    **{f"precision_at_{k}": f"P@{k}" for k in ranking.RANK_CUTOFFS},
+    **{f"gold_recall_at_{k}": f"Recall@{k} (share of gold documents)" for k in ranking.RANK_CUTOFFS},
+    **{f"hit_at_{k}": f"Hit@{k}" for k in ranking.RANK_CUTOFFS},
+    **{
+        f"{kind}_{measure}": f"{kind.capitalize()} class {label}"
+        for kind in ("answerable", "unanswerable")
+        for measure, label in (("precision", "precision"), ("recall", "recall"), ("f1", "F1"))
+    },
 }
 CHART_METRICS = ("recall_at_1", "recall_at_5", "citation_f1", "combined")
 LINE_METRICS = (
@@ -78,6 +90,21 @@ def metric_rows(metrics: dict, preset: str) -> list[dict]:
             }
         )
     return rows
+
+
+def question_type_rows(case_metrics: list[dict]) -> tuple[list[str], list[dict]]:
+    """Per question type: case count and the means of ``ranking.PER_TYPE_KEYS``.
+
+    Runs stored before cases were typed have no ``question_type``: they give no rows.
+    """
+    typed = [row for row in case_metrics if row.get("question_type")]
+    table = ranking.by_question_type(typed, ranking.PER_TYPE_KEYS)
+    headers = [METRIC_LABELS.get(key, key) for key in ranking.PER_TYPE_KEYS]
+    rows = [
+        {"type": kind, "cases": int(values["cases"]), "values": [values[k] for k in ranking.PER_TYPE_KEYS]}
+        for kind, values in table.items()
+    ]
+    return headers, rows
 
 
 def latency_rows(metrics: dict) -> list[dict]:

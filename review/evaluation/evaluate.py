@@ -14,6 +14,12 @@ Which cases enter which average
   all 24 train questions.
 - refusal_precision/recall/f1: refusal is the positive class, an unanswerable
   case the gold positive; 0/0 gives None (see metrics.refusal_scores).
+- precision/gold_recall/hit_at_{1,5,10,20}, map_at_10, ndcg_at_10: every case with
+  gold documents (review.evaluation.ranking defines them).
+- exact_match: every case; a refusal is the null answer, which matches an
+  unanswerable case (SQuAD 2.0's convention).
+- answerable_/unanswerable_precision/recall/f1: each class with a refusal as the
+  "unanswerable" prediction.
 - latency_<stage>: the median (p50) seconds over the predictions that timed
   that stage.
 Every aggregate over no cases is None; the keys are always present (latency
@@ -48,6 +54,7 @@ from collections.abc import Iterable, Mapping
 from typing import Literal
 
 from review.evaluation import metrics as m
+from review.evaluation import ranking
 from review.evaluation.types import EvaluationResult, GoldCase, Prediction
 
 Convention = Literal["report", "stated"]
@@ -68,6 +75,9 @@ AGGREGATE_KEYS = (
     "refusal_f1",
     "jafs",
     "answer_score",
+    *ranking.RANKING_KEYS,
+    "exact_match",
+    *ranking.CLASS_KEYS,
 )
 
 
@@ -125,6 +135,7 @@ def score_case(
     evidence = _case_evidence_score(case, prediction, gold_texts, convention)
     return {
         "case_id": case.case_id,
+        "question_type": ranking.question_type(case.question),
         "answerable": case.answerable,
         "refused": prediction.refused,
         "gold_rank": rank,
@@ -143,6 +154,12 @@ def score_case(
             refused=prediction.refused,
             answerable=case.answerable,
             support_score=prediction.support_score,
+        ),
+        **ranking.ranking_row(retrieved, gold_documents),
+        # A refusal is the null answer; an unanswerable case's reference is null too.
+        "exact_match": ranking.exact_match(
+            "" if prediction.refused else prediction.answer,
+            case.reference_answer if case.answerable else "",
         ),
         "stage_latency": dict(prediction.stage_latency),
     }
@@ -203,6 +220,11 @@ def evaluate(
         "refusal_f1": refusal.f1,
         "jafs": m.strict_mean(row["jafs"] for row in rows),
         "answer_score": m.strict_mean(row["answer_score"] for row in rows),
+        **{key: m.mean_or_none(_present(rows, key)) for key in ranking.RANKING_KEYS},
+        "exact_match": m.mean_or_none(row["exact_match"] for row in rows),
+        **ranking.class_metrics(
+            ranking.class_scores((not row["refused"], row["answerable"]) for row in rows)
+        ),
     }
     stages = m.unique_in_order(stage for row in rows for stage in row["stage_latency"])
     for stage in stages:

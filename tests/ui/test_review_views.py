@@ -238,6 +238,9 @@ def test_a_finished_run_shows_metrics_beside_the_report_and_charts(
     assert "Metrics beside the report" in page
     assert "0.833" in page  # the report's Recall@1 for extension 4, which the hybrid preset reproduces
     assert "/benchmarks/" in page and "/trace/" in page and "/review/answers/" in page
+    # The retrieval lab's metrics and the per-type breakdown ("how many" is a quantity question).
+    assert "nDCG@10" in page and "MAP@10" in page and "Unanswerable class F1" in page
+    assert 'id="types-table"' in page and 'data-type="quantity"' in page
     overview = signed_in.get("/evaluate/").content.decode()
     assert overview.count('<svg class="chart"') == 2
     assert "Metrics by preset" in overview

@@ -79,6 +79,7 @@ def evaluate(request):
 def evaluation_run(request, pk: int):
     run = review_selectors.run_get_for_user(request.user, pk)
     results = list(review_selectors.run_case_results(run)) if run.status == EvaluationRun.Status.DONE else []
+    type_headers, type_rows = evaluation.question_type_rows([result.metrics for result in results])
     return render(
         request,
         "ui/evaluation_run.html",
@@ -87,6 +88,8 @@ def evaluation_run(request, pk: int):
             "percent": _percent(run),
             "metric_rows": evaluation.metric_rows(run.metrics or {}, run.preset),
             "latencies": evaluation.latency_rows(run.metrics or {}),
+            "type_headers": type_headers,
+            "type_rows": type_rows,
             "configuration": evaluation.configuration_label(run.preset),
             "results": results,
             "pending": run.status in (EvaluationRun.Status.QUEUED, EvaluationRun.Status.RUNNING),
