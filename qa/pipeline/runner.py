@@ -20,6 +20,7 @@ from qa.pipeline.presets import PipelineConfig
 from qa.pipeline.protocols import LLM, CorpusIndex, Embedder
 from qa.pipeline.rerank import top_sentence_similarity
 from qa.pipeline.retrieval import RetrievalConfig, RetrievalResult, retrieve
+from qa.pipeline.text import split_sentences
 from qa.pipeline.types import UNSUPPORTED, Answer, AnswerSentence, ScoredPassage
 
 TRACE_CANDIDATES = 20
@@ -223,12 +224,8 @@ def _answer_without_retrieval(question: str, llm: LLM | None, trace: dict) -> An
     )
     trace.setdefault("timings", {})["generation"] = time.perf_counter() - started
     trace["answer"] = {"raw_output": reply}
-    sentences = tuple(AnswerSentence(s, (), UNSUPPORTED) for s in _split_sentences(reply))
+    sentences = tuple(AnswerSentence(s, (), UNSUPPORTED) for s in split_sentences(reply))
     return Answer(sentences=sentences, note="Answered without retrieval: nothing is cited.")
-
-
-def _split_sentences(text: str) -> list[str]:
-    return [s.strip() for s in re.split(r"(?<=[.!?])\s+", text.strip()) if s.strip()]
 
 
 def answer_question(

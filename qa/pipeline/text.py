@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from documents.parsing.segment import segment
+
 STOPWORDS = frozenset(
     """
     a about above after again against all also am an and any are as at be because been
@@ -167,35 +169,22 @@ def name_present(name: str, pool: set[str]) -> bool:
     return False
 
 
-_ABBREVIATIONS = re.compile(
-    r"\b(?:U\.S|U\.K|U\.N|E\.U|Mr|Mrs|Ms|Dr|St|Gen|Col|Lt|Sgt|Rep|Sen|Gov|Jan|Feb|Mar|Apr|Jun|Jul|"
-    r"Aug|Sep|Sept|Oct|Nov|Dec|No|Fig|approx|e\.g|i\.e|vs|etc|Inc|Ltd|Co)\.",
-)
-_PROTECTED_DOT = "\u2024"  # one-dot leader: looks like a dot, is not a sentence end
-
-
 def split_sentences(text: str) -> list[str]:
-    """Split prose into sentences; good enough for short LLM answers.
+    """Split an answer's prose into sentences with the documents' splitter (one line, one or more).
 
     Citation markers that follow the full stop ("... 1970. [3] Next ...") stay
     with the sentence before them.
     """
-    protected = _ABBREVIATIONS.sub(lambda m: m.group().replace(".", _PROTECTED_DOT), text)
-    pieces: list[str] = []
-    for line in protected.splitlines():
-        line = line.strip()
-        if not line:
-            continue
-        pieces.extend(re.split(r"(?<=[.!?])\s+(?=[\"'\u201c(\[]?[A-Z0-9\[])", line))
+    pieces = [text[start:end] for start, end in segment(text, hard_line_breaks=True)]
     merged: list[str] = []
     for piece in pieces:
-        leading = re.match(r"^((?:\s*\[[^\]]{1,40}\])+)\s*(.*)$", piece)
+        leading = re.match(r"^((?:\s*\[[^\]]{1,40}\])+)\s*(.*)$", piece, flags=re.S)
         if leading and merged:
             merged[-1] = merged[-1] + " " + leading.group(1).strip()
             piece = leading.group(2)
         if piece.strip():
             merged.append(piece.strip())
-    return [p.replace(_PROTECTED_DOT, ".") for p in merged]
+    return merged
 
 
 def jaccard(a: set[str], b: set[str]) -> float:

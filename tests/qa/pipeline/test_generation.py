@@ -226,6 +226,19 @@ def test_parse_reads_every_citation_style(raw, expected):
     assert not parsed.refused
 
 
+def test_parse_splits_answers_with_the_documents_splitter():
+    # Abbreviations stay inside a sentence; a quotation's full stop ends one (the old regex glued these).
+    sentences, _ = parse(
+        'Gen. Said met the U.S. envoy in Muscat [3]. He said: "Oman stays neutral." Talks went on [6].'
+    )
+    assert [text for text, _ in sentences] == [
+        "Gen. Said met the U.S. envoy in Muscat.",
+        'He said: "Oman stays neutral."',
+        "Talks went on.",
+    ]
+    assert [ids for _, ids in sentences] == [[S[3]], [], [S[6]]]
+
+
 def test_parse_shares_bunched_ids_by_word_overlap():
     sentences, parsed = parse("Qaboos ruled Oman from 1970. The capital city is Muscat. [2, 3]")
     assert sentences == [("Qaboos ruled Oman from 1970.", [S[2]]), ("The capital city is Muscat.", [S[3]])]
