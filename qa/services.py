@@ -28,10 +28,6 @@ logger = logging.getLogger(__name__)
 MAX_QUESTION_CHARS = 2000
 
 
-class PipelineFailure(Exception):
-    """A stage failed in a way the user should read (no LLM configured, model missing...)."""
-
-
 def _validate(*, corpus: Corpus, text: str, preset: str) -> str:
     text = (text or "").strip()
     if not text:

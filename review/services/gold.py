@@ -89,27 +89,6 @@ def apply_changes(
     return True
 
 
-def gold_case_revise(
-    *, gold_case: GoldCase, changes: dict, user, note: str = "", source_review=None
-) -> GoldCase:
-    """Change a case's fields (SNAPSHOT_FIELDS), keeping the previous state as a revision."""
-    unknown = set(changes) - set(SNAPSHOT_FIELDS)
-    if unknown:
-        raise ClientError(f"These fields cannot be revised: {', '.join(sorted(unknown))}.")
-    if "split" in changes:
-        validate_split(changes["split"])
-    validate_rubric(changes.get("rubric"))
-    with transaction.atomic():
-        benchmark = lock_benchmark(gold_case.benchmark)
-        case = GoldCase.objects.select_for_update().get(pk=gold_case.pk)
-        if any(getattr(case, field) != value for field, value in changes.items()):
-            version = bump_version(benchmark)
-            apply_changes(
-                case, changes, benchmark_version=version, user=user, note=note, source_review=source_review
-            )
-    return case
-
-
 def _create(benchmark: Benchmark, *, version: int, user, note: str, **fields) -> GoldCase:
     case = GoldCase.objects.create(benchmark=benchmark, corpus=benchmark.corpus, created_by=user, **fields)
     record_revision(case, benchmark_version=version, user=user, note=note)
