@@ -10,7 +10,7 @@ from review.evaluation.evaluate import AGGREGATE_KEYS
 from review.evaluation.reference import (
     CONFIGURATION_LABELS,
     PRESET_CONFIGURATIONS,
-    REPORTED_RESULTS,
+    published_metrics,
 )
 from ui.charts import BarGroup, Point, grouped_bars, lines_over_time
 
@@ -54,22 +54,10 @@ LINE_METRICS = (
 )
 
 
-def report_configuration(preset: str) -> str | None:
-    return PRESET_CONFIGURATIONS.get(preset)
-
-
 def reported(preset: str) -> dict[str, float | None]:
-    configuration = report_configuration(preset)
-    if configuration is None:
-        return {}
-    result = REPORTED_RESULTS[configuration]
-    return {
-        "recall_at_1": result.recall_at_1,
-        "recall_at_5": result.recall_at_5,
-        "citation_f1": result.citation_f1,
-        "answer_score": result.answer_score,
-        "combined": result.combined,
-    }
+    """The report's published numbers for the configuration this preset reproduces, if any."""
+    configuration = PRESET_CONFIGURATIONS.get(preset)
+    return dict(published_metrics(configuration)) if configuration else {}
 
 
 def metric_rows(metrics: dict, preset: str) -> list[dict]:
@@ -116,7 +104,7 @@ def latency_rows(metrics: dict) -> list[dict]:
 
 
 def configuration_label(preset: str) -> str:
-    configuration = report_configuration(preset)
+    configuration = PRESET_CONFIGURATIONS.get(preset)
     return CONFIGURATION_LABELS.get(configuration, "") if configuration else ""
 
 

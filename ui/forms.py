@@ -171,8 +171,9 @@ class CorrectionForm(DecisionForm):
         return cleaned
 
 
-class GoldFromAnswerForm(UIForm):
-    id_prefix = "gold_"
+class GoldCaseTargetForm(UIForm):
+    """Where a new gold case goes: an existing benchmark or a new one by name, and a split."""
+
     benchmark = forms.ChoiceField(required=False, label="Benchmark")
     new_benchmark = forms.CharField(required=False, max_length=200, label="…or a new one named")
     split = forms.ChoiceField(initial="dev")
@@ -188,15 +189,19 @@ class GoldFromAnswerForm(UIForm):
         cleaned = super().clean()
         existing, new = cleaned.get("benchmark"), (cleaned.get("new_benchmark") or "").strip()
         if bool(existing) == bool(new):
-            raise forms.ValidationError("Choose a benchmark or name a new one (not both).")
+            self.add_error("benchmark", "Choose a benchmark or name a new one (not both).")
         cleaned["new_benchmark"] = new
         return cleaned
+
+
+class GoldFromAnswerForm(GoldCaseTargetForm):
+    id_prefix = "gold_"
 
 
 # --- annotation -----------------------------------------------------------------------
 
 
-class AnnotateForm(UIForm):
+class AnnotateForm(GoldCaseTargetForm):
     question = forms.CharField(
         max_length=MAX_QUESTION_CHARS,
         widget=forms.Textarea(attrs={"rows": 2}),
@@ -207,24 +212,13 @@ class AnnotateForm(UIForm):
     )
     reference_answer = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}))
     unanswerable = forms.BooleanField(required=False, label="Unanswerable from this document")
-    benchmark = forms.ChoiceField(required=False, label="Benchmark")
-    new_benchmark = forms.CharField(required=False, max_length=200, label="…or a new one named")
-    split = forms.ChoiceField(initial="dev")
 
     def __init__(self, *args, sentences, benchmarks, **kwargs):
-        from review.models import GoldCase
-
-        super().__init__(*args, **kwargs)
+        super().__init__(*args, benchmarks=benchmarks, **kwargs)
         self.fields["evidence"].choices = [(s.pk, s.label) for s in sentences]
-        self.fields["benchmark"].choices = [("", "Choose…")] + [(b.name, b.name) for b in benchmarks]
-        self.fields["split"].choices = GoldCase.Split.choices
 
     def clean(self):
         cleaned = super().clean()
-        existing, new = cleaned.get("benchmark"), (cleaned.get("new_benchmark") or "").strip()
-        if bool(existing) == bool(new):
-            self.add_error("benchmark", "Choose a benchmark or name a new one (not both).")
-        cleaned["new_benchmark"] = new
         if not cleaned.get("unanswerable"):
             if not cleaned.get("evidence"):
                 self.add_error(
