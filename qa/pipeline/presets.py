@@ -25,11 +25,14 @@ class PipelineConfig:
     retrieval: RetrievalConfig | None  # None: no retrieval at all (llm-only)
     reranker: RerankerKind = "none"
     answer: AnswerConfig = field(default_factory=AnswerConfig)
-    # Passages from the top of the ranking that answering may read, across attempts.
-    answer_passages: int = 6
     # Refuse before generating when the retrieval confidence (runner.retrieval_confidence)
     # is below this; None turns the check off.
     min_retrieval_confidence: float | None = None
+
+    @property
+    def answer_passages(self) -> int:
+        """Passages from the top of the ranking that answering may read: ``retrieval.top_k``."""
+        return self.retrieval.top_k if self.retrieval is not None else 0
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -40,6 +43,9 @@ class PipelineConfig:
         retrieval = data.pop("retrieval")
         answer = data.pop("answer")
         known_answer = {k: v for k, v in answer.items() if k in AnswerConfig.__dataclass_fields__}
+        if retrieval is not None and data.get("answer_passages"):
+            # Stored before top_k became the knob, when answering read ``answer_passages`` passages.
+            retrieval = {**retrieval, "top_k": data["answer_passages"]}
         return cls(
             retrieval=RetrievalConfig(**retrieval) if retrieval is not None else None,
             answer=AnswerConfig(**known_answer),
@@ -86,7 +92,6 @@ _register(
             extractive_min_sentences=3,
             extractive_max_sentences=3,
         ),
-        answer_passages=1,
     )
 )
 _register(
@@ -95,7 +100,6 @@ _register(
         description="Report 'LLM only': the LLM answers from its own knowledge, no retrieval, no citations.",
         retrieval=None,
         answer=replace(_LLM_ANSWER, citation_strategy="none"),
-        answer_passages=0,
     )
 )
 _register(
@@ -104,7 +108,6 @@ _register(
         description="Report ext. 1: BM25 top document as context for the LLM; word-overlap citations.",
         retrieval=_BM25_DOCUMENTS,
         answer=_LLM_ANSWER,
-        answer_passages=1,
     )
 )
 _register(
@@ -115,7 +118,6 @@ _register(
         retrieval=_BM25_DOCUMENTS_RERANKED,
         reranker="cross-encoder",
         answer=_LLM_ANSWER,
-        answer_passages=1,
     )
 )
 _register(
@@ -125,7 +127,6 @@ _register(
         retrieval=_BM25_DOCUMENTS_RERANKED,
         reranker="cross-encoder",
         answer=_LLM_CITED_ANSWER,
-        answer_passages=1,
     )
 )
 _register(
@@ -144,7 +145,6 @@ _register(
         ),
         reranker="cross-encoder",
         answer=_LLM_CITED_ANSWER,
-        answer_passages=1,
     )
 )
 _register(
@@ -152,10 +152,9 @@ _register(
         name="chunk",
         description="Report ext. 5: hybrid retrieval over 8-sentence chunks (overlap 2); the best chunk "
         "is the context.",
-        retrieval=_HYBRID_CHUNKS,
+        retrieval=replace(_HYBRID_CHUNKS, top_k=1),
         reranker="cross-encoder",
         answer=_LLM_CITED_ANSWER,
-        answer_passages=1,
     )
 )
 _register(
@@ -166,7 +165,6 @@ _register(
         retrieval=_HYBRID_CHUNKS,
         reranker="cross-encoder",
         answer=replace(_LLM_CITED_ANSWER, verifier="llm", max_attempts=3, refuse_when_nothing_supported=True),
-        answer_passages=3,
     )
 )
 _register(
@@ -175,7 +173,7 @@ _register(
         description="Our best, no LLM needed: hybrid chunk retrieval, evidence reranking, extractive "
         "answer with exact citations, lexical verification with retries, refusal and disagreement checks.",
         retrieval=RetrievalConfig(
-            unit="chunk", method="hybrid", fusion="minmax", alpha=0.5, candidates=50, rerank_depth=50, top_k=8
+            unit="chunk", method="hybrid", fusion="minmax", alpha=0.5, candidates=50, rerank_depth=50, top_k=6
         ),
         reranker="evidence",
         answer=AnswerConfig(
@@ -190,7 +188,6 @@ _register(
             # others cost precision (train citation F1 0.447 -> 0.485, CLAPNQ 0.526 -> 0.531).
             extractive_focus_document=True,
         ),
-        answer_passages=6,
         # On the best question-sentence cosine of the top 5 passages (runner.retrieval_confidence):
         # every answerable analyst-bench question scores above 0.45; on CLAPNQ-dev, refusing
         # below it keeps ~90% of answerable questions and refuses ~55% of unanswerable ones

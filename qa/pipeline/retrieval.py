@@ -33,8 +33,8 @@ class RetrievalConfig:
     (``fused = alpha * dense' + (1 - alpha) * bm25'``); ``rrf_k`` is the
     RRF constant. ``candidates`` is how many passages each retriever returns
     before fusion; ``rerank_depth`` how many fused candidates the reranker
-    sees (a cross-encoder is slow); ``top_k`` how many passages ``passages``
-    keeps for answering.
+    sees (a cross-encoder is slow); ``top_k`` how many of the best passages
+    (``RetrievalResult.passages``) answering may read, across its attempts.
     """
 
     unit: Unit = "chunk"

@@ -215,9 +215,42 @@ def test_document_vectors_pool_sentences_by_default_or_chunks_on_request(index):
     mean = index.sentence_vectors([s.id for s in oman]).mean(axis=0)
     np.testing.assert_allclose(index.passage_vector("document:oman"), mean / np.linalg.norm(mean), rtol=1e-5)
 
-    by_chunks = InMemoryCorpusIndex(CORPUS, HashingEmbedder(), chunk_size=2, chunk_overlap=1,
-                                    document_vectors="chunks")
+    by_chunks = InMemoryCorpusIndex(
+        CORPUS, HashingEmbedder(), chunk_size=2, chunk_overlap=1, document_vectors="chunks"
+    )
     chunks = [p for p in by_chunks.passages("chunk") if p.document_id == "oman"]
     mean = np.mean([by_chunks.passage_vector(c.key) for c in chunks], axis=0)
     expected = mean / np.linalg.norm(mean)
     np.testing.assert_allclose(by_chunks.passage_vector("document:oman"), expected, rtol=1e-5)
+
+
+def test_top_k_is_how_much_the_answer_may_draw_on(index):
+    from dataclasses import replace
+
+    from qa.pipeline.presets import get_preset
+    from qa.pipeline.runner import answer_question
+
+    preset = get_preset("default")
+    question = "Which sultan ruled Oman, and when did military officers seize power in Mali?"
+    answers = {}
+    for top_k in (1, 3):
+        config = replace(
+            preset,
+            retrieval=replace(preset.retrieval, unit="sentence", top_k=top_k),
+            min_retrieval_confidence=None,
+        )
+        answers[top_k] = answer_question(
+            question, index=index, embedder=HashingEmbedder(), reranker=None, config=config
+        )
+    # One sentence passage is all the narrow answer may read; the wide one reads three.
+    assert len(answers[1].sentences) == 1 and not answers[1].refused
+    assert len(answers[3].sentences) > 1
+
+
+def test_a_configuration_stored_before_top_k_was_the_knob_reads_as_many_passages_as_then():
+    from qa.pipeline.presets import PipelineConfig, get_preset
+
+    stored = get_preset("verify").to_dict()
+    stored["retrieval"] = {**stored["retrieval"], "top_k": 8}
+    stored["answer_passages"] = 3  # the old knob, which answering read
+    assert PipelineConfig.from_dict(stored).retrieval.top_k == 3
