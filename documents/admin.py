@@ -102,8 +102,8 @@ class DocumentAdmin(admin.ModelAdmin):
 
     # Through the service, so the corpus version moves and running questions notice.
     def delete_model(self, request, obj):
-        services.document_delete(document=obj)
+        services.document_delete(document=obj, actor=request.user)
 
     def delete_queryset(self, request, queryset):
         for document in queryset:
-            services.document_delete(document=document)
+            services.document_delete(document=document, actor=request.user)

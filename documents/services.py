@@ -24,6 +24,8 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from audit.models import AuditEvent
+from audit.services import audit_record
 from documents.models import EMBEDDING_DIM, Chunk, Corpus, Document, Sentence, Team
 from documents.parsing import (
     SUPPORTED_EXTENSIONS,
@@ -70,13 +72,23 @@ class UploadOutcome:
         return sum(s.changed for s in self.submitted)
 
 
-def corpus_create(*, name: str, team: Team, description: str = "") -> Corpus:
+def corpus_create(*, name: str, team: Team, description: str = "", actor=None) -> Corpus:
     name = name.strip()
     if not name:
         raise ClientError("A corpus needs a name.")
     if Corpus.objects.filter(name=name).exists():
         raise ClientError(f"A corpus named {name!r} already exists.", http_status=409)
-    return Corpus.objects.create(name=name, team=team, description=description)
+    with transaction.atomic():
+        corpus = Corpus.objects.create(name=name, team=team, description=description)
+        audit_record(
+            actor=actor,
+            action=AuditEvent.Action.CORPUS_CREATE,
+            target_type="corpus",
+            target_id=corpus.pk,
+            target_label=corpus.name,
+            team_id=team.pk,
+        )
+    return corpus
 
 
 def check_upload(*, filename: str, size: int) -> None:
@@ -115,10 +127,18 @@ def documents_submit(
     """Parse one uploaded file and stage its documents; queue embedding on commit."""
     parsed = parse_upload(filename=filename, data=data, external_id=external_id)
     with transaction.atomic():
-        return [
+        submitted = [
             document_stage(corpus=corpus, parsed=doc, filename=filename, uploaded_by=uploaded_by)
             for doc in parsed
         ]
+        for item in submitted:
+            _audit_document(
+                uploaded_by,
+                AuditEvent.Action.DOCUMENT_UPLOAD,
+                item.document,
+                {"filename": filename, "changed": item.changed},
+            )
+    return submitted
 
 
 def documents_upload(
@@ -378,12 +398,35 @@ def _readable(exc: Exception) -> str:
     return message[0].upper() + message[1:] if message else message
 
 
-def document_delete(*, document: Document) -> None:
+def _audit_document(actor, action: str, document: Document, detail: dict | None = None) -> None:
+    audit_record(
+        actor=actor,
+        action=action,
+        target_type="document",
+        target_id=document.pk,
+        target_label=f"{document.title or document.external_id} (corpus {document.corpus.name})",
+        team_id=document.corpus.team_id,
+        detail=detail,
+    )
+
+
+def document_delete(*, document: Document, actor=None) -> None:
     """Delete a document; questions already past retrieval answer from what remains (qa/adapters.py)."""
     with transaction.atomic():
+        _audit_document(actor, AuditEvent.Action.DOCUMENT_DELETE, document)
         _next_corpus_version(document.corpus_id)
         document.delete()
 
 
-def corpus_delete(*, corpus: Corpus) -> None:
-    corpus.delete()
+def corpus_delete(*, corpus: Corpus, actor=None) -> None:
+    with transaction.atomic():
+        audit_record(
+            actor=actor,
+            action=AuditEvent.Action.CORPUS_DELETE,
+            target_type="corpus",
+            target_id=corpus.pk,
+            target_label=corpus.name,
+            team_id=corpus.team_id,
+            detail={"documents": corpus.documents.count()},
+        )
+        corpus.delete()

@@ -89,6 +89,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI and Redoc assets served locally: /api/docs/ works offline
+    "audit",
     "documents",
     "qa",
     "review",

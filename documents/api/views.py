@@ -34,6 +34,7 @@ class CorpusListCreate(generics.ListCreateAPIView):
             name=serializer.validated_data["name"],
             team=team,
             description=serializer.validated_data.get("description", ""),
+            actor=self.request.user,
         )
 
 
@@ -45,7 +46,7 @@ class CorpusDetail(generics.RetrieveDestroyAPIView):
 
     def perform_destroy(self, instance):
         require_staff(self.request.user)
-        services.corpus_delete(corpus=instance)
+        services.corpus_delete(corpus=instance, actor=self.request.user)
 
 
 class CorpusDocuments(APIView):
@@ -95,4 +96,4 @@ class DocumentDetail(generics.RetrieveDestroyAPIView):
 
     def perform_destroy(self, instance):
         require_staff(self.request.user)
-        services.document_delete(document=instance)
+        services.document_delete(document=instance, actor=self.request.user)

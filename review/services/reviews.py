@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
+from audit.services import audit_record
 from documents.models import Sentence
 from groundedqa_site.api import ClientError
 from qa.models import Answer
@@ -148,7 +149,21 @@ def review_decide(
             after = selectors.answer_current_content(answer)
             if set(after.evidence_keys) != set(before.evidence_keys) or after.text != before.text:
                 gold_cases_follow_correction(review=review, before=before, after=after)
+        _audit_review(review, answer)
     return review
+
+
+def _audit_review(review: Review, answer: Answer) -> None:
+    question = answer.question
+    audit_record(
+        actor=review.reviewer,
+        action=f"answer.{review.action}",
+        target_type="answer",
+        target_id=answer.pk,
+        target_label=f"answer to “{question.text[:200]}” (corpus {question.corpus.name})",
+        team_id=question.corpus.team_id,
+        detail={"version": review.version, "reason": review.reason, "comment": review.comment},
+    )
 
 
 def _validate(*, action, base_version, reason, comment, text, sentences) -> None:

@@ -17,6 +17,7 @@ SECTIONS = {
     "annotate": ("annotate",),
     "evaluate": ("evaluate", "evaluation-run", "evaluation-run-progress", "benchmark", "gold-case"),
     "corpora": ("corpora", "corpus", "document-delete", "corpus-delete"),
+    "audit": ("audit",),
 }
 
 

@@ -37,6 +37,7 @@ def corpora(request):
                     name=form.cleaned_data["name"],
                     team=form.cleaned_data["team"],
                     description=form.cleaned_data["description"],
+                    actor=request.user,
                 )
             except ClientError as exc:
                 form.add_error("name", str(exc))
@@ -79,7 +80,7 @@ def corpus(request, pk: int):
 def document_delete(request, pk: int):
     document = document_get_for_user(request.user, pk)
     if request.method == "POST":
-        services.document_delete(document=document)
+        services.document_delete(document=document, actor=request.user)
         messages.success(request, f"Deleted {document.external_id}.")
         return redirect("corpus", pk=document.corpus_id)
     return render(
@@ -100,7 +101,7 @@ def corpus_delete(request, pk: int):
     corpus = corpus_get_for_user(request.user, pk=pk)
     if request.method == "POST":
         try:
-            services.corpus_delete(corpus=corpus)
+            services.corpus_delete(corpus=corpus, actor=request.user)
         except ProtectedError:
             messages.error(request, f"{corpus.name} is used by a benchmark; delete the benchmark first.")
             return redirect("corpus", pk=corpus.pk)
