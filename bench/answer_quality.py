@@ -1,6 +1,7 @@
 """Answer quality of a preset, end to end, without the database: for tuning answering and refusal.
 
-The same pipeline code the workers run (``qa.pipeline.runner.answer_question``)
+The same pipeline code the workers run (``qa.pipeline.factory.build_pipeline`` and
+``qa.pipeline.runner.answer_question``)
 over an in-memory index of the full corpus built from cached sentence vectors
 (see bench/retrieval_quality.py), scored by the evaluation harness's own metric
 code (``review.evaluation``). The numbers to report come from
@@ -25,14 +26,15 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from qa.pipeline.embedding import CachingEmbedder, SentenceTransformerEmbedder  # noqa: E402
+from qa.pipeline.factory import ModelClients, build_pipeline  # noqa: E402
 from qa.pipeline.presets import get_preset  # noqa: E402
-from qa.pipeline.rerank import EvidenceReranker  # noqa: E402
+from qa.pipeline.run import PipelineRun  # noqa: E402
 from qa.pipeline.runner import answer_question  # noqa: E402
 from review.benchmark_files import read_clapnq  # noqa: E402
 from review.evaluation.evaluate import evaluate  # noqa: E402
-from review.evaluation.metrics import unique_in_order  # noqa: E402
+from review.evaluation.predictions import prediction_from_run  # noqa: E402
 from review.evaluation.reference import load_gold_cases, load_gold_sentence_texts  # noqa: E402
-from review.evaluation.types import GoldCase, Prediction, evidence_key  # noqa: E402
+from review.evaluation.types import GoldCase, Prediction  # noqa: E402
 
 sys.path.insert(0, str(REPO / "bench"))
 from retrieval_quality import CACHE, DATA, MODEL, MemoEmbedder, analyst_bench, build, clapnq  # noqa: E402
@@ -50,36 +52,23 @@ def clapnq_cases() -> tuple[list[GoldCase], dict[str, str]]:
     return cases, {key: text for c in plan.cases for key, text in c.evidence_texts.items()}
 
 
-def predict(case: GoldCase, index, embedder, config) -> tuple[Prediction, dict]:
-    reranker = EvidenceReranker(index, embedder) if config.reranker != "none" else None
-    trace: dict = {}
-    answer = answer_question(
-        case.question, index=index, embedder=embedder, reranker=reranker, config=config, trace=trace
-    )
-    cited = {evidence_key(s.document_id, s.label): s.text for s in answer.cited_sentences}
-    supported = sum(s.support == "supported" for s in answer.sentences)
-    prediction = Prediction(
-        case_id=case.case_id,
-        answer=answer.text,
-        refused=answer.refused,
-        retrieved_documents=tuple(unique_in_order(answer.retrieved_documents)),
-        cited_evidence=tuple(cited),
-        cited_texts=tuple(cited.values()),
-        support_score=supported / len(answer.sentences) if answer.verified and answer.sentences else None,
-    )
-    return prediction, trace
+def predict(case: GoldCase, index, embedder, config) -> tuple[Prediction, PipelineRun]:
+    # No LLM here: presets that ask for one run with their no-LLM substitutes, as on a site without one.
+    pipeline = build_pipeline(config, index=index, clients=ModelClients(embedder=embedder))
+    run = answer_question(case.question, pipeline=pipeline)
+    return prediction_from_run(case.case_id, run), run
 
 
 def report(name: str, cases, gold_texts, index, embedder, config, show_cases: bool, convention: str) -> None:
     predictions = []
     for case in cases:
-        prediction, trace = predict(case, index, embedder, config)
+        prediction, run = predict(case, index, embedder, config)
         predictions.append(prediction)
         if show_cases:
-            answering = trace.get("answer", {})
+            confidence = run.answering.retrieval_confidence if run.answering else None
             print(
                 f"  {case.case_id} answerable={case.answerable} refused={prediction.refused} "
-                f"conf={answering.get('retrieval_confidence')} top={prediction.retrieved_documents[:1]} "
+                f"conf={confidence} top={prediction.retrieved_documents[:1]} "
                 f"gold={case.gold_documents} cited={list(prediction.cited_evidence)} "
                 f"gold_ev={list(case.gold_evidence)}"
             )

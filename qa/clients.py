@@ -10,9 +10,10 @@ from django.conf import settings
 
 from documents.embedding import get_embedder
 from qa.pipeline.embedding import ModelNotAvailable
+from qa.pipeline.factory import ModelClients
 from qa.pipeline.llm import LLMError, build_llm
 
-__all__ = ["ConfigurationError", "get_embedder", "get_llm_or_none", "get_reranker"]
+__all__ = ["ConfigurationError", "get_embedder", "get_llm_or_none", "model_clients"]
 
 
 class ConfigurationError(Exception):
@@ -63,20 +64,16 @@ def _cross_encoder(name: str):
         raise ConfigurationError(str(exc)) from exc
 
 
-def get_reranker(kind: str, index) -> tuple[object | None, str | None]:
-    """The reranker a preset asks for, and a note when another one stands in for it.
+def model_clients() -> ModelClients:
+    """The configured models, for ``qa.pipeline.factory.build_pipeline``.
 
-    "cross-encoder" uses QA_RERANKER_MODEL. No cross-encoder weights install
-    offline, so without that setting the evidence reranker (which needs only
-    the embedding model) stands in, and the run's trace says so.
+    The cross-encoder loads only when a preset asks for one: most never do,
+    and a broken QA_RERANKER_MODEL should fail only the runs that use it.
+    Without the setting the evidence reranker stands in and the run says so.
     """
-    from qa.pipeline.rerank import EvidenceReranker
-
-    if kind == "none":
-        return None, None
-    if kind == "cross-encoder":
-        if settings.QA_RERANKER_MODEL:
-            return _cross_encoder(settings.QA_RERANKER_MODEL), None
-        note = "reranker: cross-encoder -> evidence (QA_RERANKER_MODEL is not set)"
-        return EvidenceReranker(index, get_embedder()), note
-    return EvidenceReranker(index, get_embedder()), None
+    name = settings.QA_RERANKER_MODEL
+    return ModelClients(
+        embedder=get_embedder(),
+        llm=get_llm_or_none(),
+        cross_encoder=(lambda: _cross_encoder(name)) if name else None,
+    )

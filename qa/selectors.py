@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import logging
+
 from django.db.models import Prefetch, Q, QuerySet
 from django.http import Http404
 
 from documents.selectors import corpora_for_user
 from qa.models import AnswerSentence, Citation, Question
+from qa.pipeline.run import PipelineRun, load_run
+
+logger = logging.getLogger(__name__)
 
 
 def questions_for_user(user) -> QuerySet[Question]:
@@ -36,3 +41,16 @@ def question_history(user, *, search: str = "", corpus=None) -> QuerySet[Questio
     if search:
         qs = qs.filter(Q(text__icontains=search) | Q(answer__text__icontains=search))
     return qs.order_by("-created_at")
+
+
+def question_run(question: Question) -> PipelineRun:
+    """The question's pipeline run, from its stored trace in any format version.
+
+    A trace this code cannot read (a newer format, a damaged row) shows as a
+    run with no stages rather than breaking the pages that show the question.
+    """
+    try:
+        return load_run(question.trace, question=question.text, error=question.error)
+    except (ValueError, TypeError, KeyError, AttributeError):
+        logger.warning("question %s: unreadable trace, shown as empty", question.pk, exc_info=True)
+        return PipelineRun(question=question.text, preset=question.preset)

@@ -3,14 +3,17 @@
 The pipeline itself (qa.pipeline) knows nothing of Django; this module feeds
 it the corpus through qa.adapters and stores what it returns. A question is
 a persisted job: ``question_ask`` creates it and queues the retrieval task;
-the retrieval task hands its ranked passages to the generation task through
-the Question row (JSON), so generation can run on its own queue and workers.
+the retrieval task hands the run so far (``qa.pipeline.run.PipelineRun``,
+ranking included) to the generation task through the Question row as
+versioned JSON, so generation can run on its own queue and workers.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
+from dataclasses import replace
 
 from django.db import transaction
 from django.utils import timezone
@@ -21,7 +24,9 @@ from qa import clients, presets
 from qa.adapters import DjangoCorpusIndex
 from qa.models import Answer, AnswerSentence, Citation, Conversation, Question
 from qa.pipeline import runner
-from qa.pipeline.types import Answer as PipelineAnswer
+from qa.pipeline.factory import Pipeline, build_pipeline
+from qa.pipeline.run import RUN_FORMAT_VERSION, PipelineRun, load_run
+from qa.pipeline.types import ScoredPassage
 
 logger = logging.getLogger(__name__)
 
@@ -76,7 +81,21 @@ def question_ask(
 def answer_now(
     *, corpus: Corpus, text: str, preset: str | None = None, user=None, conversation=None
 ) -> Question:
-    """Run every stage in this process (the `ask` command and evaluation use it)."""
+    """Run every stage in this process (the `ask` command uses it)."""
+    question, _ = answer_now_with_run(
+        corpus=corpus, text=text, preset=preset, user=user, conversation=conversation
+    )
+    return question
+
+
+def answer_now_with_run(
+    *, corpus: Corpus, text: str, preset: str | None = None, user=None, conversation=None
+) -> tuple[Question, PipelineRun | None]:
+    """``answer_now``, also returning the run (evaluation scores it; None when no stage was claimed).
+
+    The pipeline is built once and the ranking handed straight from retrieval
+    to generation: no JSON round trip and one corpus index, unlike two tasks.
+    """
     preset = preset or presets.default_preset()
     from django.contrib.auth import get_user_model
 
@@ -84,10 +103,15 @@ def answer_now(
         user, _ = get_user_model().objects.get_or_create(username="groundedqa-cli")
     text = _validate(corpus=corpus, text=text, preset=preset)
     question = _create_question(user=user, corpus=corpus, text=text, preset=preset, conversation=conversation)
-    if question_retrieve(question_id=question.pk):
-        question_generate(question_id=question.pk)
+    run = None
+    retrieved = _retrieve(question.pk)
+    if retrieved is not None:
+        pipeline, run, ranked = retrieved
+        claimed = _claim(question.pk, waiting_stage="generation", stage="generation")
+        if claimed is not None:
+            _, run = _generate(claimed, pipeline, run, ranked)
     question.refresh_from_db()
-    return question
+    return question, run
 
 
 def _claim(question_id: int, *, waiting_stage: str, stage: str) -> Question | None:
@@ -101,58 +125,58 @@ def _claim(question_id: int, *, waiting_stage: str, stage: str) -> Question | No
     return Question.objects.select_related("corpus", "conversation").get(pk=question_id)
 
 
-def _fail(question: Question, message: str) -> None:
+def _fail(question: Question, run: PipelineRun) -> None:
     Question.objects.filter(pk=question.pk).update(
         status=Question.Status.FAILED,
         stage="",
-        error=message,
+        error=run.failure.message if run.failure else "",
         finished_at=timezone.now(),
-        trace=question.trace,
+        trace=run.to_json(),
+    )
+
+
+def _pipeline(question: Question, *, version: int | None = None) -> Pipeline:
+    """The question's preset built over the corpus at ``version`` (None: the current one)."""
+    return build_pipeline(
+        presets.config_from_dict(question.config),
+        index=DjangoCorpusIndex(question.corpus, version=version),
+        clients=clients.model_clients(),
     )
 
 
 def question_retrieve(*, question_id: int) -> bool:
     """Stage 1: rewrite a follow-up, retrieve and rerank. Returns whether generation should follow."""
+    return _retrieve(question_id) is not None
+
+
+def _retrieve(question_id: int) -> tuple[Pipeline, PipelineRun, tuple[ScoredPassage, ...]] | None:
+    """Stage 1; the pipeline, the run so far and the ranking when generation should follow."""
     question = _claim(question_id, waiting_stage="", stage="retrieval")
     if question is None:
-        return False
-    config = presets.config_from_dict(question.config)
-    trace: dict = {"timings": {}}
+        return None
+    run = PipelineRun(question=question.text, preset=question.preset)
     try:
+        pipeline = _pipeline(question)
         history = _conversation_history(question)
         started = time.perf_counter()
-        standalone = runner.standalone_question(question.text, history, llm=clients.get_llm_or_none())
-        trace["timings"]["rewrite"] = time.perf_counter() - started
-        index = DjangoCorpusIndex(question.corpus)
-        reranker, substitution = clients.get_reranker(config.reranker, index)
-        if substitution:
-            trace.setdefault("substitutions", []).append(substitution)
-        retrieval = runner.retrieve_stage(
-            standalone,
-            index=index,
-            embedder=clients.get_embedder(),
-            reranker=reranker,
-            config=config,
-            trace=trace,
-        )
+        standalone = runner.standalone_question(question.text, history, llm=pipeline.llm)
+        run = replace(run, standalone=standalone).timed(rewrite=time.perf_counter() - started)
+        run, retrieval = runner.retrieve_stage(pipeline, run)
     except (clients.ConfigurationError, runner.PipelineError) as exc:
-        question.trace = trace
-        _fail(question, str(exc))
-        return False
+        _fail(question, run.failed("retrieval", str(exc)))
+        return None
     except Exception as exc:  # noqa: BLE001 - the job must end failed with a reason, not hang in running
         logger.exception("retrieval failed for question %s", question_id)
-        question.trace = trace
-        _fail(question, f"Retrieval failed: {exc}")
-        return False
+        _fail(question, run.failed("retrieval", f"Retrieval failed: {exc}"))
+        return None
     Question.objects.filter(pk=question_id).update(
         standalone_text=standalone,
-        corpus_version=index.version,
-        retrieval=runner.retrieval_to_json(retrieval),
-        trace=trace,
+        corpus_version=pipeline.index.version,
+        trace=run.to_json(),
         stage="generation",
         status=Question.Status.QUEUED,
     )
-    return True
+    return pipeline, run, retrieval.ranked
 
 
 def question_generate(*, question_id: int) -> Answer | None:
@@ -160,36 +184,48 @@ def question_generate(*, question_id: int) -> Answer | None:
     question = _claim(question_id, waiting_stage="generation", stage="generation")
     if question is None:
         return None
-    if not question.retrieval:
-        _fail(question, "Generation started before retrieval finished.")
+    try:
+        run = load_run(question.trace, question=question.text)
+    except ValueError:  # a format this code does not know: written by newer code
+        run = PipelineRun(question=question.text, preset=question.preset)
+    if run.version != RUN_FORMAT_VERSION or run.retrieval is None:
+        # A version 1 run in flight across the upgrade carried its ranking elsewhere; ask again.
+        _fail(question, run.failed("generation", "Generation started before retrieval finished."))
         return None
-    config = presets.config_from_dict(question.config)
-    trace = question.trace or {"timings": {}}
     try:
         # The version retrieval ranked; documents deleted or replaced since drop out of it.
-        index = DjangoCorpusIndex(question.corpus, version=question.corpus_version)
-        retrieval = runner.retrieval_from_json(question.retrieval, index)
-        answer = runner.answer_stage(
-            question.standalone_text or question.text,
-            retrieval,
-            config=config,
-            embedder=clients.get_embedder(),
-            llm=clients.get_llm_or_none(),
-            trace=trace,
-        )
-    except (clients.ConfigurationError, runner.PipelineError) as exc:
-        question.trace = trace
-        _fail(question, str(exc))
+        pipeline = _pipeline(question, version=question.corpus_version)
+        ranked = runner.ranking_from_run(run, pipeline.index)
+    except clients.ConfigurationError as exc:
+        _fail(question, run.failed("generation", str(exc)))
         return None
     except Exception as exc:  # noqa: BLE001 - reported on the job; the traceback goes to the log
         logger.exception("generation failed for question %s", question_id)
-        question.trace = trace
-        _fail(question, f"Generation failed: {exc}")
+        _fail(question, run.failed("generation", f"Generation failed: {exc}"))
         return None
-    return _store_answer(question, answer, trace)
+    answer, _ = _generate(question, pipeline, run, ranked)
+    return answer
 
 
-def _store_answer(question: Question, result: PipelineAnswer, trace: dict) -> Answer:
+def _generate(
+    question: Question, pipeline: Pipeline, run: PipelineRun, ranked: Sequence[ScoredPassage]
+) -> tuple[Answer | None, PipelineRun]:
+    try:
+        run = runner.answer_stage(pipeline, run, ranked)
+    except (clients.ConfigurationError, runner.PipelineError) as exc:
+        run = run.failed("generation", str(exc))
+        _fail(question, run)
+        return None, run
+    except Exception as exc:  # noqa: BLE001 - reported on the job; the traceback goes to the log
+        logger.exception("generation failed for question %s", question.pk)
+        run = run.failed("generation", f"Generation failed: {exc}")
+        _fail(question, run)
+        return None, run
+    return _store_answer(question, run), run
+
+
+def _store_answer(question: Question, run: PipelineRun) -> Answer:
+    result = run.answer
     sentence_pks = {c.id for s in result.sentences for c in s.citations}
     live = set(Sentence.objects.filter(pk__in=sentence_pks).values_list("pk", flat=True))
     document_pks = dict(
@@ -229,7 +265,7 @@ def _store_answer(question: Question, result: PipelineAnswer, trace: dict) -> An
                 for position, cited in enumerate(sentence.citations)
             )
         Question.objects.filter(pk=question.pk).update(
-            status=Question.Status.DONE, stage="", trace=trace, finished_at=timezone.now()
+            status=Question.Status.DONE, stage="", trace=run.to_json(), finished_at=timezone.now()
         )
     return answer
 

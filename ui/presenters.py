@@ -1,4 +1,4 @@
-"""Shape loaded rows and trace JSON for templates. No queries here: callers prefetch."""
+"""Shape loaded rows and pipeline runs for templates. No queries here: callers prefetch."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ from urllib.parse import urlencode
 from django.urls import reverse
 
 from qa.models import Question
+from qa.pipeline.run import Attempt, Candidate, PipelineRun, RetrievalStep
+from qa.selectors import question_run
 
 STEPS = ("queued", "retrieval", "generation", "done")
 
@@ -175,33 +177,26 @@ STAGE_ORDER = (
 STAGE_NAMES = {"answer": "answering, in all", "rewrite": "follow-up rewrite"}
 
 
-def _candidates(rows: list[dict]) -> list[dict]:
-    shaped = []
-    for rank, row in enumerate(rows, start=1):
-        scores = row.get("scores") or {}
-        shaped.append(
-            {
-                "rank": rank,
-                "key": row.get("key", ""),
-                "document": row.get("document", ""),
-                "title": row.get("title", ""),
-                "score": row.get("score"),
-                "scores": [scores.get(name) for name in SCORE_COLUMNS],
-                "extra_scores": {k: v for k, v in scores.items() if k not in SCORE_COLUMNS},
-                "text": row.get("text", ""),
-            }
-        )
-    return shaped
+def _candidates(rows: tuple[Candidate, ...]) -> list[dict]:
+    return [
+        {
+            "rank": rank,
+            "key": row.key,
+            "document": row.document,
+            "title": row.title,
+            "score": row.score,
+            "scores": [row.scores.get(name) for name in SCORE_COLUMNS],
+            "extra_scores": {k: v for k, v in row.scores.items() if k not in SCORE_COLUMNS},
+            "text": row.text,
+        }
+        for rank, row in enumerate(rows, start=1)
+    ]
 
 
-def trace_view(trace: dict) -> dict:
-    """The stored trace JSON, reorganised for the trace page; tolerant of missing parts."""
-    trace = trace or {}
-    retrieval = trace.get("retrieval") or {}
-    rerank = trace.get("rerank") or {}
-    first = _candidates(retrieval.get("candidates") or [])
-    reranked = _candidates(rerank.get("candidates") or [])
-    # One table: first-stage scores, plus the reranker's score and new rank where it ran.
+def _candidate_table(retrieval: RetrievalStep) -> tuple[list[dict], list[dict]]:
+    """One table: first-stage scores, plus the reranker's score and new rank where it ran."""
+    first = _candidates(retrieval.candidates)
+    reranked = _candidates(retrieval.reranked)
     rerank_by_key = {row["key"]: row for row in reranked}
     for row in first:
         after = rerank_by_key.get(row["key"])
@@ -209,69 +204,76 @@ def trace_view(trace: dict) -> dict:
         if after:
             row["scores"][3] = after["scores"][3] if after["scores"][3] is not None else after["score"]
             row["extra_scores"] = {**row["extra_scores"], **after["extra_scores"]}
-    passages = {row["key"]: row for row in first + reranked}
+    return first, reranked
 
-    answer = trace.get("answer") or {}
-    attempts = []
-    for attempt in answer.get("attempts") or []:
-        verdicts = (attempt.get("verification") or {}).get("verdicts") or []
-        sentences = []
-        for index, sentence in enumerate(
-            attempt.get("sentences") or (attempt.get("generation") or {}).get("sentences") or []
-        ):
-            verdict = verdicts[index] if index < len(verdicts) else {}
-            sentences.append({**sentence, "verdict": verdict})
-        attempts.append(
-            {
-                "number": attempt.get("attempt"),
-                "outcome": attempt.get("outcome", ""),
-                "verified": attempt.get("verified"),
-                "passages": [
-                    {
-                        "key": key,
-                        "text": (passages.get(key) or {}).get("text", ""),
-                        "title": (passages.get(key) or {}).get("title", ""),
-                    }
-                    for key in attempt.get("passages") or []
-                ],
-                "timings": attempt.get("timings") or {},
-                "generation": attempt.get("generation") or {},
-                "citations": attempt.get("citations") or {},
-                "sentences": sentences,
-                "dropped": attempt.get("dropped_citation_ids") or [],
-            }
-        )
-    recorded = {
-        stage: seconds
-        for stage, seconds in (trace.get("timings") or {}).items()
-        if isinstance(seconds, int | float)
-    }
-    order = [s for s in STAGE_ORDER if s in recorded] + sorted(set(recorded) - set(STAGE_ORDER))
-    timings = [(stage, recorded[stage]) for stage in order]
-    longest = max((seconds for _, seconds in timings), default=0) or 1
+
+def _attempt_view(attempt: Attempt, passages: dict[str, dict]) -> dict:
+    verdicts = attempt.verification.verdicts if attempt.verification else ()
+    sentences = [
+        {
+            "text": sentence.text,
+            "citations": list(sentence.citations),
+            "support": sentence.support or "",
+            "verdict": verdicts[index] if index < len(verdicts) else None,
+        }
+        for index, sentence in enumerate(attempt.sentences or attempt.generation.sentences)
+    ]
     return {
-        "unit": retrieval.get("unit", ""),
-        "skipped": retrieval.get("skipped", ""),
-        "candidates": first,
-        "reranker": rerank.get("reranker", ""),
-        "reranked": reranked,
-        "documents": trace.get("documents") or [],
-        "attempts": attempts,
-        "outcome": answer.get("outcome", ""),
-        "note": answer.get("note", ""),
-        "retrieval_confidence": answer.get("retrieval_confidence"),
-        "answer_config": answer.get("config") or {},
-        "conflicts": trace.get("conflicts") or answer.get("conflicts") or [],
-        "substitutions": trace.get("substitutions") or [],
-        "timings": [
+        "number": attempt.number,
+        "outcome": attempt.outcome,
+        "verified": attempt.verified,
+        "passages": [
             {
-                "stage": STAGE_NAMES.get(stage, stage),
-                "seconds": seconds,
-                "width": max(1, round(100 * seconds / longest)),
+                "key": key,
+                "text": passages.get(key, {}).get("text", ""),
+                "title": passages.get(key, {}).get("title", ""),
             }
-            for stage, seconds in timings
+            for key in attempt.passages
         ],
-        "raw_output": answer.get("raw_output", ""),
+        "timings": attempt.timings,
+        "generation": attempt.generation,
+        "citations": attempt.citations,
+        "sentences": sentences,
+        "dropped": list(attempt.dropped_citation_ids),
+    }
+
+
+def _timing_bars(recorded: dict[str, float]) -> list[dict]:
+    order = [s for s in STAGE_ORDER if s in recorded] + sorted(set(recorded) - set(STAGE_ORDER))
+    longest = max((recorded[stage] for stage in order), default=0) or 1
+    return [
+        {
+            "stage": STAGE_NAMES.get(stage, stage),
+            "seconds": recorded[stage],
+            "width": max(1, round(100 * recorded[stage] / longest)),
+        }
+        for stage in order
+    ]
+
+
+def trace_view(run: PipelineRun) -> dict:
+    """The run, reorganised for the trace page. Stages that did not run show as empty."""
+    retrieval = run.retrieval or RetrievalStep(question=run.question)
+    first, reranked = _candidate_table(retrieval)
+    passages = {row["key"]: row for row in first + reranked}
+    answering = run.answering
+    return {
+        "unit": retrieval.unit,
+        "skipped": retrieval.skipped,
+        "candidates": first,
+        "reranker": retrieval.reranker,
+        "reranked": reranked,
+        "documents": list(retrieval.documents),
+        "attempts": [_attempt_view(a, passages) for a in answering.attempts] if answering else [],
+        "outcome": answering.outcome if answering else "",
+        "note": answering.note if answering else "",
+        "retrieval_confidence": answering.retrieval_confidence if answering else None,
+        "answer_config": answering.config if answering else None,
+        "conflicts": list(answering.conflicts) if answering else [],
+        "substitutions": list(run.substitutions),
+        "timings": _timing_bars(run.timings),
+        "raw_output": answering.raw_output if answering else "",
+        "failure": run.failure,
     }
 
 
@@ -280,7 +282,8 @@ def turn_view(question: Question) -> dict:
     step = job_step(question)
     failed_stage = ""
     if step == "failed":
-        failed_stage = "generation" if "retrieval" in (question.trace or {}) else "retrieval"
+        failure = question_run(question).failure
+        failed_stage = failure.stage if failure else "retrieval"
     answer = getattr(question, "answer", None) if step == "done" else None
     return {
         "question": question,
@@ -329,8 +332,7 @@ def cited_sentence_ids(trace: dict) -> set[int]:
         cited
         for attempt in trace["attempts"]
         for sentence in attempt["sentences"]
-        for cited in sentence.get("citations") or []
-        if isinstance(cited, int)
+        for cited in sentence["citations"]
     }
 
 
@@ -342,7 +344,7 @@ def attach_sentence_refs(trace: dict, refs: dict[int, dict]) -> None:
                 {"id": cited, **refs[cited]}
                 if cited in refs
                 else {"id": cited, "label": f"#{cited}", "url": None}
-                for cited in sentence.get("citations") or []
+                for cited in sentence["citations"]
             ]
 
 

@@ -1,8 +1,13 @@
 """Generate, cite and verify an answer, retrying on the next-ranked passages; refuse when unsure.
 
-``generate_verified_answer`` is the one entry point the Django side calls. It
-never raises on bad model output (that is just a failed attempt) but lets
-``LLMError`` through, so a Celery task can retry when the service is down.
+``answer_from_ranking`` runs the answering stage with parts built once
+(``build_answer_parts``, or ``qa.pipeline.factory.build_pipeline``);
+``generate_verified_answer`` builds them from a config first. Both return the
+answer together with the stage's record (``run.AnsweringStep``): each attempt
+is a frozen ``run.Attempt`` made where the attempt runs, so there is no
+separate trace bookkeeping to keep in step. Neither raises on bad model output
+(that is just a failed attempt) but both let ``LLMError`` through, so a Celery
+task can retry when the service is down.
 """
 
 from __future__ import annotations
@@ -10,11 +15,30 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Literal
 
-from qa.pipeline.citations import CitationStrategy, attach_citations
-from qa.pipeline.generation import ExtractiveGenerator, Generator, LLMGenerator, overlap_generator
+from qa.pipeline.answering_config import AnswerConfig
+from qa.pipeline.citations import CitationResult, CitationStrategy, attach_citations
+from qa.pipeline.generation import (
+    Draft,
+    DraftSentence,
+    ExtractiveGenerator,
+    ExtractiveSettings,
+    Generator,
+    LLMGenerator,
+    overlap_generator,
+)
 from qa.pipeline.protocols import LLM, Embedder
+from qa.pipeline.run import (
+    AnsweringOutcome,
+    AnsweringStep,
+    Attempt,
+    CitationRecord,
+    ConflictRecord,
+    GenerationRecord,
+    Message,
+    TracedSentence,
+    VerificationRecord,
+)
 from qa.pipeline.types import (
     PARTIAL,
     REFUSAL_TEXT,
@@ -23,57 +47,71 @@ from qa.pipeline.types import (
     Answer,
     AnswerSentence,
     ScoredPassage,
+    SourceSentence,
 )
-from qa.pipeline.verification import LexicalVerifier, LLMVerifier, Verifier, find_conflicts
+from qa.pipeline.verification import (
+    Conflict,
+    LexicalVerifier,
+    LLMVerifier,
+    VerificationResult,
+    Verifier,
+    find_conflicts,
+)
+
+__all__ = ["AnswerConfig", "AnswerParts", "Answered", "answer_from_ranking", "generate_verified_answer"]
+
+ANSWERING_STAGES = ("generation", "citations", "verification", "disagreement")
+
+
+# --- the parts ---------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class AnswerConfig:
-    generator: Literal["extractive", "overlap", "llm"] = "extractive"  # overlap: the report's baseline
-    citation_strategy: CitationStrategy = "embedding"
-    # Extractive citations are exact, and LLM-given ids are checked against the
-    # context, so by default citation extraction only fills sentences without any.
-    replace_generated_citations: bool = False
-    verifier: Literal["lexical", "llm"] = "lexical"
-    max_attempts: int = 3
-    passages_per_attempt: int = 1
-    # Refusal thresholds. The retrieval confidence scale belongs to the caller's
-    # retriever, so the check is off until the caller calibrates it.
-    min_retrieval_confidence: float | None = None
-    refuse_when_nothing_supported: bool = True
-    retry_after_refusal: bool = False  # a refusing generator usually means the corpus lacks the answer
-    accept_partial: bool = False  # True: PARTIAL sentences count as verified
-    # Stage knobs.
-    citation_similarity_threshold: float = 0.5
-    max_citations_per_sentence: int = 2
-    extractive_min_sentences: int = 2
-    extractive_max_sentences: int = 4
-    extractive_min_relevance: float = 0.0
-    extractive_focus_document: bool = False  # answer from the top-ranked document only
-    require_quantity_for_quantity_questions: bool = True
-    llm_max_context_sentences: int = 60
-    # Disagreement between documents.
-    detect_disagreement: bool = True
-    disagreement_passages: int = 5
-    disagreement_min_key_overlap: float = 0.5
+class Citer:
+    """Attaches source sentences to draft sentences with one strategy and its settings."""
 
-    def __post_init__(self) -> None:
-        if self.max_attempts < 1 or self.passages_per_attempt < 1:
-            raise ValueError("max_attempts and passages_per_attempt must be at least 1")
+    strategy: CitationStrategy
+    embedder: Embedder | None
+    llm: LLM | None = None
+    replace_existing: bool = False
+    max_citations: int = 2
+    similarity_threshold: float = 0.5
 
-    def needs_llm(self) -> bool:
-        return "llm" in (self.generator, self.citation_strategy, self.verifier)
+    def cite(
+        self, question: str, sentences: Sequence[DraftSentence], context: Sequence[SourceSentence]
+    ) -> CitationResult:
+        return attach_citations(
+            question,
+            sentences,
+            context,
+            strategy=self.strategy,
+            embedder=self.embedder,
+            llm=self.llm,
+            replace_existing=self.replace_existing,
+            max_citations=self.max_citations,
+            similarity_threshold=self.similarity_threshold,
+        )
+
+
+@dataclass(frozen=True)
+class AnswerParts:
+    config: AnswerConfig
+    generator: Generator
+    citer: Citer
+    verifier: Verifier
 
 
 def build_generator(config: AnswerConfig, embedder: Embedder, llm: LLM | None) -> Generator:
     if config.generator == "extractive":
         return ExtractiveGenerator(
             embedder,
-            min_sentences=config.extractive_min_sentences,
-            max_sentences=config.extractive_max_sentences,
-            min_relevance=config.extractive_min_relevance,
-            require_quantity=config.require_quantity_for_quantity_questions,
-            focus_document=config.extractive_focus_document,
+            ExtractiveSettings(
+                min_sentences=config.extractive_min_sentences,
+                max_sentences=config.extractive_max_sentences,
+                min_relevance=config.extractive_min_relevance,
+                require_quantity=config.require_quantity_for_quantity_questions,
+                focus_document=config.extractive_focus_document,
+            ),
         )
     if config.generator == "overlap":
         return overlap_generator(embedder, sentences=config.extractive_max_sentences)
@@ -94,10 +132,45 @@ def build_verifier(config: AnswerConfig, embedder: Embedder, llm: LLM | None) ->
     raise ValueError(f"unknown verifier {config.verifier!r}")
 
 
+def build_citer(config: AnswerConfig, embedder: Embedder, llm: LLM | None) -> Citer:
+    return Citer(
+        strategy=config.citation_strategy,
+        embedder=embedder,
+        llm=llm,
+        replace_existing=config.replace_generated_citations,
+        max_citations=config.max_citations_per_sentence,
+        similarity_threshold=config.citation_similarity_threshold,
+    )
+
+
+def build_answer_parts(config: AnswerConfig, embedder: Embedder, llm: LLM | None) -> AnswerParts:
+    if config.needs_llm() and llm is None:
+        stages = [f"{k}={v}" for k, v in asdict(config).items() if v == "llm"]
+        raise ValueError(f"{', '.join(stages)} needs an LLM client")
+    return AnswerParts(
+        config=config,
+        generator=build_generator(config, embedder, llm),
+        citer=build_citer(config, embedder, llm),
+        verifier=build_verifier(config, embedder, llm),
+    )
+
+
 def _need_llm(llm: LLM | None, what: str) -> LLM:
     if llm is None:
         raise ValueError(f"{what} needs an LLM client")
     return llm
+
+
+# --- answering ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Answered:
+    """The answering stage's result: the answer, its record, and seconds per answering stage."""
+
+    answer: Answer
+    step: AnsweringStep
+    timings: dict[str, float]
 
 
 def refusal(note: str, retrieved_documents: Sequence[str] = ()) -> Answer:
@@ -109,11 +182,6 @@ def refusal(note: str, retrieved_documents: Sequence[str] = ()) -> Answer:
     )
 
 
-def _rank_key(attempt: tuple[AnswerSentence, ...]) -> tuple[int, int, int]:
-    labels = [s.support for s in attempt]
-    return labels.count(SUPPORTED), labels.count(PARTIAL), -labels.count(UNSUPPORTED)
-
-
 def generate_verified_answer(
     question: str,
     ranked: Sequence[ScoredPassage],
@@ -121,124 +189,62 @@ def generate_verified_answer(
     config: AnswerConfig = AnswerConfig(),  # noqa: B008 - frozen, safe to share
     embedder: Embedder,
     llm: LLM | None = None,
-    trace: dict | None = None,
     retrieval_confidence: float | None = None,
-) -> Answer:
-    """Answer from ``ranked`` (best first), verifying each attempt; see the module docstring.
+) -> Answered:
+    """``answer_from_ranking`` with parts built from ``config``.
+
+    An early refusal (nothing retrieved, confidence too low) needs no parts, so
+    a preset that wants an LLM only fails for want of one when it would use it.
+    """
+    early = _early_refusal(ranked, config, retrieval_confidence)
+    if early is not None:
+        return _answered(early, "refused", config, retrieval_confidence, (), (), _no_timings())
+    parts = build_answer_parts(config, embedder, llm)
+    return answer_from_ranking(question, ranked, parts=parts, retrieval_confidence=retrieval_confidence)
+
+
+def answer_from_ranking(
+    question: str,
+    ranked: Sequence[ScoredPassage],
+    *,
+    parts: AnswerParts,
+    retrieval_confidence: float | None = None,
+) -> Answered:
+    """Answer from ``ranked`` (best first), verifying each attempt.
 
     Attempt n uses passages [n*k, (n+1)*k) with k = ``passages_per_attempt``.
     The first attempt whose sentences are all supported is returned verified;
     otherwise the attempt with the most supported sentences is returned with
     ``verified=False`` and its labels, or a refusal if none has any.
     """
-    trace = {} if trace is None else trace
-    started = time.perf_counter()
-    timings = {"generation": 0.0, "citations": 0.0, "verification": 0.0, "disagreement": 0.0}
-    documents = tuple(dict.fromkeys(p.passage.document_id for p in ranked))
-    trace.update(
-        question=question,
-        config=asdict(config),
-        retrieval_confidence=retrieval_confidence,
-        attempts=[],
-        timings=timings,
-    )
-
-    def finish(answer: Answer, outcome: str) -> Answer:
-        trace["outcome"] = outcome
-        trace["note"] = answer.note
-        timings["total"] = time.perf_counter() - started
-        return answer
-
-    if not ranked:
-        return finish(refusal("Refused: retrieval returned no passages."), "refused")
-    threshold = config.min_retrieval_confidence
-    if threshold is not None and retrieval_confidence is not None and retrieval_confidence < threshold:
-        note = f"Refused: retrieval confidence {retrieval_confidence:.3f} is below {threshold:.3f}."
-        return finish(refusal(note, documents), "refused")
-
-    if config.needs_llm() and llm is None:
-        stages = [f"{k}={v}" for k, v in asdict(config).items() if v == "llm"]
-        raise ValueError(f"{', '.join(stages)} needs an LLM client")
-    generator = build_generator(config, embedder, llm)
-    verifier = build_verifier(config, embedder, llm)
-    accepted = {SUPPORTED, PARTIAL} if config.accept_partial else {SUPPORTED}
-    attempts: list[tuple[AnswerSentence, ...]] = []
-    chosen: tuple[AnswerSentence, ...] | None = None
-    step = config.passages_per_attempt
-    for number in range(config.max_attempts):
-        window = ranked[number * step : (number + 1) * step]
-        if not window:
-            break
-        record: dict = {
-            "attempt": number + 1,
-            "passages": [p.passage.key for p in window],
-            "documents": [p.passage.document_id for p in window],
-            "timings": {},
-        }
-        trace["attempts"].append(record)
-        clock = time.perf_counter()
-        draft = generator.generate(question, window)
-        record["timings"]["generation"] = time.perf_counter() - clock
-        record["generation"] = draft.to_trace()
-        record["dropped_citation_ids"] = list(draft.dropped_citation_ids)
-        if draft.refused:
-            record["outcome"] = "generator refused"
-            if config.retry_after_refusal:
-                continue
-            reason = "; ".join(n for n in draft.notes if not n.startswith("selected")) or "generator refused"
-            return finish(refusal(f"Refused: {reason}.", documents), "refused")
-        if not draft.sentences:
-            record["outcome"] = "no answer sentences"
-            continue
-
-        clock = time.perf_counter()
-        cited = attach_citations(
-            question,
-            draft.sentences,
-            draft.context,
-            strategy=config.citation_strategy,
-            embedder=embedder,
-            llm=llm,
-            replace_existing=config.replace_generated_citations,
-            max_citations=config.max_citations_per_sentence,
-            similarity_threshold=config.citation_similarity_threshold,
-        )
-        record["timings"]["citations"] = time.perf_counter() - clock
-        record["citations"] = cited.to_trace()
-        record["dropped_citation_ids"] += list(cited.dropped_ids)
-
-        clock = time.perf_counter()
-        checked = verifier.verify(question, cited.sentences)
-        record["timings"]["verification"] = time.perf_counter() - clock
-        record["verification"] = checked.to_trace()
-
-        sentences = tuple(
-            AnswerSentence(s.text, s.citations, v.label)
-            for s, v in zip(cited.sentences, checked.verdicts, strict=True)
-        )
-        record["sentences"] = [
-            {"text": s.text, "citations": [c.id for c in s.citations], "support": s.support}
-            for s in sentences
-        ]
-        record["verified"] = all(s.support in accepted for s in sentences)
-        record["outcome"] = "verified" if record["verified"] else "not verified"
-        attempts.append(sentences)
-        if record["verified"]:
-            chosen = sentences
-            break
-
+    config = parts.config
+    timings = _no_timings()
+    early = _early_refusal(ranked, config, retrieval_confidence)
+    if early is not None:
+        return _answered(early, "refused", config, retrieval_confidence, (), (), timings)
+    documents = _documents(ranked)
+    attempts, drafts, chosen = _attempts(question, ranked, parts)
     for stage in ("generation", "citations", "verification"):
-        timings[stage] = sum(r["timings"].get(stage, 0.0) for r in trace["attempts"])
-    verified = chosen is not None
-    if chosen is None and attempts:
-        chosen = max(attempts, key=_rank_key)  # max keeps the earliest of equals
-    if chosen is None:
-        return finish(refusal("Refused: no attempt produced an answer.", documents), "refused")
-    if config.refuse_when_nothing_supported and not any(s.support == SUPPORTED for s in chosen):
-        note = f"Refused: no answer sentence was supported by its citations in {len(attempts)} attempt(s)."
-        return finish(refusal(note, documents), "refused")
+        timings[stage] = sum(a.timings.get(stage, 0.0) for a in attempts)
 
-    disagreement, note = False, ""
+    def refused(note: str) -> Answered:
+        return _answered(
+            refusal(note, documents), "refused", config, retrieval_confidence, attempts, (), timings
+        )
+
+    if attempts and attempts[-1].outcome == "generator refused" and not config.retry_after_refusal:
+        notes = [n for n in attempts[-1].generation.notes if not n.startswith("selected")]
+        return refused(f"Refused: {'; '.join(notes) or 'generator refused'}.")
+    verified = chosen is not None
+    if chosen is None and drafts:
+        chosen = max(drafts, key=_rank_key)  # max keeps the earliest of equals
+    if chosen is None:
+        return refused("Refused: no attempt produced an answer.")
+    if config.refuse_when_nothing_supported and not any(s.support == SUPPORTED for s in chosen):
+        return refused(
+            f"Refused: no answer sentence was supported by its citations in {len(drafts)} attempt(s)."
+        )
+    conflicts: list[Conflict] = []
     if config.detect_disagreement:
         clock = time.perf_counter()
         conflicts = find_conflicts(
@@ -248,22 +254,185 @@ def generate_verified_answer(
             min_key_overlap=config.disagreement_min_key_overlap,
         )
         timings["disagreement"] = time.perf_counter() - clock
-        trace["conflicts"] = [c.to_trace() for c in conflicts]
-        if conflicts:
-            disagreement = True
-            note = "The sources disagree: " + " ".join(c.describe() for c in conflicts)
-            quoted = {s.id for answer_sentence in chosen for s in answer_sentence.citations}
-            extra = [c.other for c in conflicts if c.other.id not in quoted]
-            # The other side is quoted verbatim, so it is supported by its own citation.
-            chosen = chosen + tuple(
-                AnswerSentence(f'{s.document_title or s.document_id} reports: "{s.text}"', (s,), SUPPORTED)
-                for s in dict.fromkeys(extra)
-            )
-    answer = Answer(
+    answer = _with_disagreement(chosen, conflicts, verified, documents)
+    outcome: AnsweringOutcome = "verified" if verified else "unverified"
+    records = tuple(_conflict_record(c) for c in conflicts)
+    return _answered(answer, outcome, config, retrieval_confidence, attempts, records, timings)
+
+
+def _attempts(
+    question: str, ranked: Sequence[ScoredPassage], parts: AnswerParts
+) -> tuple[tuple[Attempt, ...], list[tuple[AnswerSentence, ...]], tuple[AnswerSentence, ...] | None]:
+    """Run attempts until one verifies, the generator refuses (unless retrying) or windows run out.
+
+    Returns every attempt's record, the answers of the attempts that reached
+    verification, and the verified answer (None when no attempt verified).
+    """
+    config = parts.config
+    attempts: list[Attempt] = []
+    drafts: list[tuple[AnswerSentence, ...]] = []
+    step = config.passages_per_attempt
+    for number in range(config.max_attempts):
+        window = ranked[number * step : (number + 1) * step]
+        if not window:
+            break
+        attempt, sentences = _attempt(question, number + 1, window, parts)
+        attempts.append(attempt)
+        if attempt.outcome == "generator refused" and not config.retry_after_refusal:
+            break
+        if sentences:
+            drafts.append(sentences)
+        if attempt.verified:
+            return tuple(attempts), drafts, sentences
+    return tuple(attempts), drafts, None
+
+
+def _attempt(
+    question: str, number: int, window: Sequence[ScoredPassage], parts: AnswerParts
+) -> tuple[Attempt, tuple[AnswerSentence, ...]]:
+    """One generate-cite-verify round over ``window``: its record and its labelled sentences."""
+    timings: dict[str, float] = {}
+    clock = time.perf_counter()
+    draft = parts.generator.generate(question, window)
+    timings["generation"] = time.perf_counter() - clock
+    base = {
+        "number": number,
+        "passages": tuple(p.passage.key for p in window),
+        "documents": tuple(p.passage.document_id for p in window),
+        "generation": _generation_record(draft),
+        "timings": timings,
+    }
+    if draft.refused:
+        return Attempt(
+            outcome="generator refused", dropped_citation_ids=draft.dropped_citation_ids, **base
+        ), ()
+    if not draft.sentences:
+        return Attempt(
+            outcome="no answer sentences", dropped_citation_ids=draft.dropped_citation_ids, **base
+        ), ()
+
+    clock = time.perf_counter()
+    cited = parts.citer.cite(question, draft.sentences, draft.context)
+    timings["citations"] = time.perf_counter() - clock
+    clock = time.perf_counter()
+    checked = parts.verifier.verify(question, cited.sentences)
+    timings["verification"] = time.perf_counter() - clock
+
+    sentences = tuple(
+        AnswerSentence(s.text, s.citations, v.label)
+        for s, v in zip(cited.sentences, checked.verdicts, strict=True)
+    )
+    accepted = {SUPPORTED, PARTIAL} if parts.config.accept_partial else {SUPPORTED}
+    attempt = Attempt(
+        outcome="verified" if all(s.support in accepted for s in sentences) else "not verified",
+        citations=_citation_record(cited),
+        verification=_verification_record(checked),
+        sentences=tuple(
+            TracedSentence(s.text, tuple(c.id for c in s.citations), s.support) for s in sentences
+        ),
+        dropped_citation_ids=draft.dropped_citation_ids + cited.dropped_ids,
+        **base,
+    )
+    return attempt, sentences
+
+
+def _early_refusal(
+    ranked: Sequence[ScoredPassage], config: AnswerConfig, retrieval_confidence: float | None
+) -> Answer | None:
+    if not ranked:
+        return refusal("Refused: retrieval returned no passages.")
+    threshold = config.min_retrieval_confidence
+    if threshold is not None and retrieval_confidence is not None and retrieval_confidence < threshold:
+        note = f"Refused: retrieval confidence {retrieval_confidence:.3f} is below {threshold:.3f}."
+        return refusal(note, _documents(ranked))
+    return None
+
+
+def _with_disagreement(
+    chosen: tuple[AnswerSentence, ...], conflicts: Sequence[Conflict], verified: bool, documents
+) -> Answer:
+    note = ""
+    if conflicts:
+        note = "The sources disagree: " + " ".join(c.describe() for c in conflicts)
+        quoted = {s.id for answer_sentence in chosen for s in answer_sentence.citations}
+        extra = [c.other for c in conflicts if c.other.id not in quoted]
+        # The other side is quoted verbatim, so it is supported by its own citation.
+        chosen = chosen + tuple(
+            AnswerSentence(f'{s.document_title or s.document_id} reports: "{s.text}"', (s,), SUPPORTED)
+            for s in dict.fromkeys(extra)
+        )
+    return Answer(
         sentences=chosen,
         verified=verified,
-        disagreement=disagreement,
+        disagreement=bool(conflicts),
         note=note,
         retrieved_documents=documents,
     )
-    return finish(answer, "verified" if verified else "unverified")
+
+
+def _rank_key(attempt: tuple[AnswerSentence, ...]) -> tuple[int, int, int]:
+    labels = [s.support for s in attempt]
+    return labels.count(SUPPORTED), labels.count(PARTIAL), -labels.count(UNSUPPORTED)
+
+
+def _documents(ranked: Sequence[ScoredPassage]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(p.passage.document_id for p in ranked))
+
+
+def _no_timings() -> dict[str, float]:
+    return dict.fromkeys(ANSWERING_STAGES, 0.0)
+
+
+def _answered(answer, outcome, config, retrieval_confidence, attempts, conflicts, timings) -> Answered:
+    step = AnsweringStep(
+        outcome=outcome,
+        note=answer.note,
+        config=config,
+        retrieval_confidence=retrieval_confidence,
+        attempts=tuple(attempts),
+        conflicts=tuple(conflicts),
+    )
+    return Answered(answer, step, timings)
+
+
+# --- records -----------------------------------------------------------------------
+
+
+def _messages(prompt: Sequence[dict[str, str]]) -> tuple[Message, ...]:
+    return tuple(Message(m["role"], m["content"]) for m in prompt)
+
+
+def _generation_record(draft: Draft) -> GenerationRecord:
+    return GenerationRecord(
+        refused=draft.refused,
+        sentences=tuple(TracedSentence(s.text, tuple(c.id for c in s.citations)) for s in draft.sentences),
+        prompt=_messages(draft.prompt),
+        raw_output=draft.raw_output,
+        dropped_citation_ids=draft.dropped_citation_ids,
+        notes=draft.notes,
+    )
+
+
+def _citation_record(result: CitationResult) -> CitationRecord:
+    return CitationRecord(
+        prompt=_messages(result.prompt),
+        raw_output=result.raw_output,
+        dropped_citation_ids=result.dropped_ids,
+        notes=result.notes,
+    )
+
+
+def _verification_record(result: VerificationResult) -> VerificationRecord:
+    return VerificationRecord(
+        verdicts=result.verdicts, prompt=_messages(result.prompt), raw_output=result.raw_output
+    )
+
+
+def _conflict_record(conflict: Conflict) -> ConflictRecord:
+    return ConflictRecord(
+        about=conflict.about,
+        answer_sentence=conflict.answer_fact.sentence.id,
+        answer_value=conflict.answer_fact.shown,
+        other_sentence=conflict.other_fact.sentence.id,
+        other_value=conflict.other_fact.shown,
+    )

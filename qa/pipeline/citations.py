@@ -36,14 +36,6 @@ class CitationResult:
     dropped_ids: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
 
-    def to_trace(self) -> dict:
-        return {
-            "prompt": [dict(m) for m in self.prompt],
-            "raw_output": self.raw_output,
-            "dropped_citation_ids": list(self.dropped_ids),
-            "notes": list(self.notes),
-        }
-
 
 def attach_citations(
     question: str,

@@ -48,16 +48,6 @@ class Draft:
     dropped_citation_ids: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default=())
 
-    def to_trace(self) -> dict:
-        return {
-            "refused": self.refused,
-            "prompt": [dict(m) for m in self.prompt],
-            "raw_output": self.raw_output,
-            "dropped_citation_ids": list(self.dropped_citation_ids),
-            "notes": list(self.notes),
-            "sentences": [{"text": s.text, "citations": [c.id for c in s.citations]} for s in self.sentences],
-        }
-
 
 class Generator(Protocol):
     def generate(self, question: str, passages: Sequence[ScoredPassage]) -> Draft: ...
@@ -65,6 +55,23 @@ class Generator(Protocol):
 
 def _passage_sentences(passages: Sequence[ScoredPassage]) -> list[SourceSentence]:
     return unique_sentences([p.passage.sentences for p in passages])
+
+
+@dataclass(frozen=True)
+class ExtractiveSettings:
+    """How the extractive generator picks sentences (see ``ExtractiveGenerator``)."""
+
+    min_sentences: int = 2
+    max_sentences: int = 4
+    similarity_weight: float = 0.6  # embedding similarity's share of relevance; the rest is word overlap
+    relative_floor: float = 0.6  # a sentence joins when its relevance is this share of the best
+    duplicate_similarity: float = 0.92
+    min_words: int = 4
+    min_relevance: float = 0.0  # below this, refuse
+    require_quantity: bool = True  # refuse when an amount asked for is stated nowhere
+    title_words: bool = True  # the document title's words count as part of each sentence
+    weighted_overlap: bool = True  # question words weighted by rarity among the context
+    focus_document: bool = False  # answer from the top-ranked passage's document
 
 
 class ExtractiveGenerator:
@@ -82,70 +89,45 @@ class ExtractiveGenerator:
     passage's document, and other documents may only supply such an amount.
     """
 
-    def __init__(
-        self,
-        embedder: Embedder,
-        *,
-        min_sentences: int = 2,
-        max_sentences: int = 4,
-        similarity_weight: float = 0.6,
-        relative_floor: float = 0.6,
-        duplicate_similarity: float = 0.92,
-        min_words: int = 4,
-        min_relevance: float = 0.0,
-        require_quantity: bool = True,
-        title_words: bool = True,
-        weighted_overlap: bool = True,
-        focus_document: bool = False,
-    ) -> None:
+    def __init__(self, embedder: Embedder, settings: ExtractiveSettings = ExtractiveSettings()) -> None:  # noqa: B008 - frozen
         self.embedder = embedder
-        self.title_words = title_words
-        self.weighted_overlap = weighted_overlap
-        self.focus_document = focus_document
-        self.min_sentences = min_sentences
-        self.max_sentences = max_sentences
-        self.similarity_weight = similarity_weight
-        self.relative_floor = relative_floor
-        self.duplicate_similarity = duplicate_similarity
-        self.min_words = min_words
-        self.min_relevance = min_relevance
-        self.require_quantity = require_quantity
+        self.settings = settings
 
     def generate(self, question: str, passages: Sequence[ScoredPassage]) -> Draft:
         context = _passage_sentences(passages)
         # Instruction-like sentences are an attack, never evidence; headings and
         # "Section: Subsection:" stubs carry no answer.
         usable = [s for s in context if not looks_like_instruction(s.text)]
-        candidates = [s for s in usable if len(words(s.text)) >= self.min_words] or usable
+        candidates = [s for s in usable if len(words(s.text)) >= self.settings.min_words] or usable
         if not candidates:
             return Draft((), tuple(context), refused=True, notes=("no evidence sentences",))
 
         vectors = None
         similarity = np.zeros(len(candidates))
-        if self.similarity_weight > 0:
+        if self.settings.similarity_weight > 0:
             vectors = np.asarray(self.embedder.encode([question] + [s.text for s in candidates]))
             similarity = cosine_matrix(vectors[:1], vectors[1:])[0]
         question_words = content_words(question)
         titles: dict[str, set[str]] = {}
-        if self.title_words:
+        if self.settings.title_words:
             titles = {s.document_id: content_words(s.document_title) for s in candidates}
         bags = [content_words(s.text) | titles.get(s.document_id, set()) for s in candidates]
         weight = (
             _context_idf(question_words, bags)
-            if self.weighted_overlap
+            if self.settings.weighted_overlap
             else dict.fromkeys(question_words, 1.0)
         )
         total = sum(weight.values()) or 1.0
         lexical = np.array([sum(weight[w] for w in question_words & bag) / total for bag in bags])
-        w = self.similarity_weight
+        w = self.settings.similarity_weight
         scores = w * similarity + (1 - w) * lexical
         order = [int(i) for i in np.argsort(-scores, kind="stable")]
         best = float(scores[order[0]])
-        if best < self.min_relevance:
-            note = f"best evidence relevance {best:.3f} is below {self.min_relevance:.3f}"
+        if best < self.settings.min_relevance:
+            note = f"best evidence relevance {best:.3f} is below {self.settings.min_relevance:.3f}"
             return Draft((), tuple(context), refused=True, notes=(note,))
 
-        if self.focus_document and passages:
+        if self.settings.focus_document and passages:
             # Answer from the top-ranked document; other documents only supply an amount it lacks.
             focus = passages[0].passage.document_id
             in_focus = [i for i in order if candidates[i].document_id == focus]
@@ -156,7 +138,7 @@ class ExtractiveGenerator:
         # of the right kind and about the right thing (the slot's focus words, not the whole
         # question: in "how many containers ..., and how many staff ..." the staff sentence is
         # relevant to one part only); otherwise the honest answer is a refusal.
-        for slot in quantity_slots(question) if self.require_quantity else ():
+        for slot in quantity_slots(question) if self.settings.require_quantity else ():
             pool = [i for i in order if slot.satisfied_by(candidates[i].text)]
             if not pool:
                 note = f"no sentence of the context states the amount asked for: {slot.phrase.strip()!r}"
@@ -165,14 +147,14 @@ class ExtractiveGenerator:
                 chosen.append(pool[0])
 
         for i in order:
-            if len(chosen) >= self.max_sentences:
+            if len(chosen) >= self.settings.max_sentences:
                 break
             if i in chosen or self._duplicates(i, chosen, candidates, vectors):
                 continue
-            if self.focus_document and passages and candidates[i].document_id != focus:
+            if self.settings.focus_document and passages and candidates[i].document_id != focus:
                 continue
-            relevant = scores[i] >= self.relative_floor * best
-            padding = len(chosen) < self.min_sentences and lexical[i] > 0
+            relevant = scores[i] >= self.settings.relative_floor * best
+            padding = len(chosen) < self.settings.min_sentences and lexical[i] > 0
             if relevant or padding:
                 chosen.append(i)
 
@@ -190,7 +172,10 @@ class ExtractiveGenerator:
             if jaccard(words_i, content_words(candidates[j].text)) >= 0.8:
                 return True
             if vectors is not None:
-                if cosine_matrix(vectors[index + 1], vectors[j + 1])[0, 0] >= self.duplicate_similarity:
+                if (
+                    cosine_matrix(vectors[index + 1], vectors[j + 1])[0, 0]
+                    >= self.settings.duplicate_similarity
+                ):
                     return True
         return False
 
@@ -212,13 +197,15 @@ def overlap_generator(embedder: Embedder, *, sentences: int = 3) -> ExtractiveGe
     """
     return ExtractiveGenerator(
         embedder,
-        min_sentences=sentences,
-        max_sentences=sentences,
-        similarity_weight=0.0,
-        relative_floor=0.0,
-        require_quantity=False,
-        title_words=False,
-        weighted_overlap=False,
+        ExtractiveSettings(
+            min_sentences=sentences,
+            max_sentences=sentences,
+            similarity_weight=0.0,
+            relative_floor=0.0,
+            require_quantity=False,
+            title_words=False,
+            weighted_overlap=False,
+        ),
     )
 
 

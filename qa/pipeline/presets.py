@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 from typing import Literal
 
-from qa.pipeline.answering import AnswerConfig
+from qa.pipeline.answering_config import AnswerConfig
 from qa.pipeline.retrieval import RetrievalConfig
 
 RerankerKind = Literal["none", "evidence", "cross-encoder"]

@@ -1,11 +1,12 @@
 """The pipeline end to end, in two stages that may run in different processes.
 
-``retrieve_stage`` (retrieval and reranking) and ``answer_stage``
-(generation, citations, verification, refusal, disagreement) are what the
-Celery tasks call; ``retrieval_to_json``/``retrieval_from_json`` carry the
-ranking between them. When a preset asks for an LLM and none is configured,
-the LLM parts are replaced by their no-LLM counterparts and the trace lists
-each substitution, so a run never silently pretends to be something else.
+Both stages take a ``Pipeline`` (``factory.build_pipeline``) and a
+``PipelineRun`` and return the run with their result added.
+``retrieve_stage`` (retrieval and reranking) also returns the live ranking;
+``answer_stage`` (generation, citations, verification, refusal,
+disagreement) answers from a ranking. In one process ``answer_question``
+hands the ranking straight on; across processes (the Celery tasks) the run
+travels as JSON and ``ranking_from_run`` looks its passages up again.
 """
 
 from __future__ import annotations
@@ -15,11 +16,12 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 
-from qa.pipeline.answering import AnswerConfig, generate_verified_answer
-from qa.pipeline.presets import PipelineConfig
-from qa.pipeline.protocols import LLM, CorpusIndex, Embedder
+from qa.pipeline.answering import answer_from_ranking
+from qa.pipeline.factory import Pipeline
+from qa.pipeline.protocols import LLM, CorpusIndex
 from qa.pipeline.rerank import top_sentence_similarity
 from qa.pipeline.retrieval import RetrievalConfig, RetrievalResult, retrieve
+from qa.pipeline.run import AnsweringStep, Candidate, PipelineRun, RankedKey, RetrievalStep
 from qa.pipeline.text import split_sentences
 from qa.pipeline.types import UNSUPPORTED, Answer, AnswerSentence, ScoredPassage
 
@@ -72,51 +74,68 @@ def standalone_question(question: str, history: Sequence[tuple[str, str]], llm: 
 # --- stage 1: retrieval -----------------------------------------------------------
 
 
-def retrieve_stage(
-    question: str,
-    *,
-    index: CorpusIndex,
-    embedder: Embedder,
-    reranker,
-    config: PipelineConfig,
-    trace: dict,
-) -> RetrievalResult:
-    timings = trace.setdefault("timings", {})
-    if config.retrieval is None:
-        trace["retrieval"] = {"skipped": "this preset does not retrieve"}
-        return RetrievalResult(question, RetrievalConfig(), ())
+def retrieve_stage(pipeline: Pipeline, run: PipelineRun) -> tuple[PipelineRun, RetrievalResult]:
+    """Retrieve and rerank for ``run.standalone`` (or the question); the run gains its retrieval step."""
+    question = run.standalone or run.question
+    run = replace(run, substitutions=_merged(run.substitutions, pipeline.substitutions))
+    retrieval = pipeline.config.retrieval
+    if retrieval is None:
+        skipped = RetrievalStep(question=question, skipped="this preset does not retrieve")
+        return replace(run, retrieval=skipped), RetrievalResult(question, RetrievalConfig(), ())
     started = time.perf_counter()
-    first_stage = retrieve(question, index, embedder, replace(config.retrieval, rerank_depth=0), None)
-    timings["retrieval"] = time.perf_counter() - started
-    trace["retrieval"] = {"unit": config.retrieval.unit, "candidates": _trace_hits(first_stage.ranked)}
+    first_stage = retrieve(
+        question, pipeline.index, pipeline.embedder, replace(retrieval, rerank_depth=0), None
+    )
+    run = run.timed(retrieval=time.perf_counter() - started)
+    step = RetrievalStep(question=question, unit=retrieval.unit, candidates=_candidates(first_stage.ranked))
     result = first_stage
-    if reranker is not None and config.retrieval.rerank_depth > 0:
+    if pipeline.reranker is not None and retrieval.rerank_depth > 0:
         started = time.perf_counter()
-        head = list(first_stage.ranked[: config.retrieval.rerank_depth])
-        tail = list(first_stage.ranked[config.retrieval.rerank_depth :])
-        reranked = list(reranker.rerank(question, head)) + tail
-        timings["rerank"] = time.perf_counter() - started
-        result = RetrievalResult(question, config.retrieval, tuple(reranked), first_stage.query_vector)
-        trace["rerank"] = {"reranker": type(reranker).__name__, "candidates": _trace_hits(result.ranked)}
-    trace["documents"] = result.documents()[:TRACE_CANDIDATES]
-    return result
+        head = list(first_stage.ranked[: retrieval.rerank_depth])
+        tail = list(first_stage.ranked[retrieval.rerank_depth :])
+        reranked = list(pipeline.reranker.rerank(question, head)) + tail
+        run = run.timed(rerank=time.perf_counter() - started)
+        result = RetrievalResult(question, retrieval, tuple(reranked), first_stage.query_vector)
+        step = replace(step, reranker=type(pipeline.reranker).__name__, reranked=_candidates(result.ranked))
+    step = replace(
+        step,
+        documents=tuple(result.documents()[:TRACE_CANDIDATES]),
+        ranking=tuple(RankedKey(h.passage.key, h.score, dict(h.scores)) for h in result.ranked),
+    )
+    return replace(run, retrieval=step), result
 
 
-def _trace_hits(hits: Sequence[ScoredPassage]) -> list[dict]:
-    return [
-        {
-            "key": hit.passage.key,
-            "document": hit.passage.document_id,
-            "title": hit.passage.document_title,
-            "score": round(hit.score, 6),
-            "scores": {k: round(v, 6) for k, v in hit.scores.items()},
-            "text": hit.passage.text[:300],
-        }
+def _candidates(hits: Sequence[ScoredPassage]) -> tuple[Candidate, ...]:
+    return tuple(
+        Candidate(
+            key=hit.passage.key,
+            document=hit.passage.document_id,
+            title=hit.passage.document_title,
+            score=round(float(hit.score), 6),
+            scores={k: round(float(v), 6) for k, v in hit.scores.items()},
+            text=hit.passage.text[:300],
+        )
         for hit in hits[:TRACE_CANDIDATES]
-    ]
+    )
 
 
-def retrieval_confidence(result: RetrievalResult, top: int = 5) -> float | None:
+def _merged(first: Sequence[str], second: Sequence[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys([*first, *second]))
+
+
+def ranking_from_run(run: PipelineRun, index: CorpusIndex) -> tuple[ScoredPassage, ...]:
+    """The retrieval step's ranking with its passages looked up; passages deleted since are skipped."""
+    ranked = []
+    for item in run.retrieval.ranking if run.retrieval is not None else ():
+        try:
+            passage = index.passage(item.key)
+        except KeyError:
+            continue
+        ranked.append(ScoredPassage(passage, item.score, dict(item.scores)))
+    return tuple(ranked)
+
+
+def retrieval_confidence(ranked: Sequence[ScoredPassage], top: int = 5) -> float | None:
     """How well the best passages match the question, for the refusal threshold.
 
     The best question-sentence cosine among the top passages when the evidence
@@ -124,91 +143,37 @@ def retrieval_confidence(result: RetrievalResult, top: int = 5) -> float | None:
     better than a passage's pooled vector: CLAPNQ-dev AUC 0.866 against 0.840),
     else the best dense passage score.
     """
-    best_sentence = top_sentence_similarity(result.ranked[:top])
+    best_sentence = top_sentence_similarity(ranked[:top])
     if best_sentence is not None:
         return best_sentence
-    dense = [hit.scores["dense"] for hit in result.ranked[:top] if "dense" in hit.scores]
+    dense = [hit.scores["dense"] for hit in ranked[:top] if "dense" in hit.scores]
     return max(dense) if dense else None
-
-
-def retrieval_to_json(result: RetrievalResult) -> dict:
-    return {
-        "question": result.question,
-        "ranked": [{"key": h.passage.key, "score": h.score, "scores": h.scores} for h in result.ranked],
-    }
-
-
-def retrieval_from_json(data: dict, index: CorpusIndex) -> RetrievalResult:
-    """Rebuild the ranking from stored keys; passages deleted since retrieval are skipped."""
-    ranked = []
-    for item in data.get("ranked", []):
-        try:
-            passage = index.passage(item["key"])
-        except KeyError:
-            continue
-        ranked.append(ScoredPassage(passage, item["score"], dict(item["scores"])))
-    return RetrievalResult(data.get("question", ""), RetrievalConfig(), tuple(ranked))
 
 
 # --- stage 2: answering ----------------------------------------------------------------
 
 
-def effective_answer_config(config: AnswerConfig, llm: LLM | None) -> tuple[AnswerConfig, list[str]]:
-    """Replace LLM-only parts of the configuration when no LLM is configured."""
-    if llm is not None:
-        return config, []
-    notes = []
-    if config.generator == "llm":
-        config = replace(config, generator="extractive", refuse_when_nothing_supported=True)
-        notes.append("generator: llm -> extractive (no LLM configured)")
-    if config.citation_strategy == "llm":
-        config = replace(config, citation_strategy="embedding")
-        notes.append("citations: llm -> embedding (no LLM configured)")
-    if config.verifier == "llm":
-        config = replace(config, verifier="lexical")
-        notes.append("verifier: llm -> lexical (no LLM configured)")
-    return config, notes
-
-
-def answer_stage(
-    question: str,
-    retrieval: RetrievalResult,
-    *,
-    config: PipelineConfig,
-    embedder: Embedder,
-    llm: LLM | None,
-    trace: dict,
-) -> Answer:
-    timings = trace.setdefault("timings", {})
-    documents = tuple(retrieval.documents())
-    if config.retrieval is None:
-        return _answer_without_retrieval(question, llm, trace)
-    answer_config, substitutions = effective_answer_config(config.answer, llm)
-    if substitutions:
-        trace.setdefault("substitutions", []).extend(substitutions)
-    confidence = retrieval_confidence(retrieval)
-    answer_config = replace(answer_config, min_retrieval_confidence=config.min_retrieval_confidence)
-    answering_trace: dict = {}
+def answer_stage(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[ScoredPassage]) -> PipelineRun:
+    """Answer from ``ranked`` (the retrieval step's ranking, best first); the run gains its answer."""
+    question = run.standalone or run.question
+    run = replace(run, substitutions=_merged(run.substitutions, pipeline.substitutions))
+    if pipeline.answer_parts is None:
+        return _answer_without_retrieval(question, pipeline.llm, run)
     started = time.perf_counter()
-    answer = generate_verified_answer(
+    answered = answer_from_ranking(
         question,
-        retrieval.ranked[: config.answer_passages],
-        config=answer_config,
-        embedder=embedder,
-        llm=llm,
-        trace=answering_trace,
-        retrieval_confidence=confidence,
+        ranked[: pipeline.config.retrieval.top_k],
+        parts=pipeline.answer_parts,
+        retrieval_confidence=retrieval_confidence(ranked),
     )
-    timings["answer"] = time.perf_counter() - started
-    for stage, seconds in answering_trace.get("timings", {}).items():
-        if stage != "total":
-            timings[stage] = seconds
-    trace["answer"] = answering_trace
+    run = run.timed(answer=time.perf_counter() - started, **answered.timings)
     # Evaluation ranks documents from the whole candidate list, not just the answer's context.
-    return replace(answer, retrieved_documents=documents)
+    documents = tuple(dict.fromkeys(hit.passage.document_id for hit in ranked))
+    answer = replace(answered.answer, retrieved_documents=documents)
+    return replace(run, answering=answered.step, answer=answer)
 
 
-def _answer_without_retrieval(question: str, llm: LLM | None, trace: dict) -> Answer:
+def _answer_without_retrieval(question: str, llm: LLM | None, run: PipelineRun) -> PipelineRun:
     if llm is None:
         raise PipelineError(
             "The llm-only preset needs an LLM: set QA_LLM_PROVIDER (groq, openai or llamacpp)."
@@ -222,25 +187,17 @@ def _answer_without_retrieval(question: str, llm: LLM | None, trace: dict) -> An
         temperature=0.0,
         max_tokens=300,
     )
-    trace.setdefault("timings", {})["generation"] = time.perf_counter() - started
-    trace["answer"] = {"raw_output": reply}
+    run = run.timed(generation=time.perf_counter() - started)
     sentences = tuple(AnswerSentence(s, (), UNSUPPORTED) for s in split_sentences(reply))
-    return Answer(sentences=sentences, note="Answered without retrieval: nothing is cited.")
+    answer = Answer(sentences=sentences, note="Answered without retrieval: nothing is cited.")
+    step = AnsweringStep(outcome="unverified", note=answer.note, raw_output=reply)
+    return replace(run, answering=step, answer=answer)
 
 
 def answer_question(
-    question: str,
-    *,
-    index: CorpusIndex,
-    embedder: Embedder,
-    reranker,
-    config: PipelineConfig,
-    llm: LLM | None = None,
-    trace: dict | None = None,
-) -> Answer:
-    """Both stages in one call: for tests, experiments and evaluation in one process."""
-    trace = {} if trace is None else trace
-    result = retrieve_stage(
-        question, index=index, embedder=embedder, reranker=reranker, config=config, trace=trace
-    )
-    return answer_stage(question, result, config=config, embedder=embedder, llm=llm, trace=trace)
+    question: str, *, pipeline: Pipeline, preset: str = "", standalone: str = ""
+) -> PipelineRun:
+    """Both stages in one process, the ranking handed straight on (tests, the `ask` path, evaluation)."""
+    run = PipelineRun(question=question, preset=preset or pipeline.config.name, standalone=standalone)
+    run, retrieval = retrieve_stage(pipeline, run)
+    return answer_stage(pipeline, run, retrieval.ranked)

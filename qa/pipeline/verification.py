@@ -51,16 +51,6 @@ class VerificationResult:
     prompt: tuple[dict[str, str], ...] = ()
     raw_output: str = ""
 
-    def to_trace(self) -> dict:
-        return {
-            "verdicts": [
-                {"label": v.label, "reason": v.reason, "coverage": v.coverage, "similarity": v.similarity}
-                for v in self.verdicts
-            ],
-            "prompt": [dict(m) for m in self.prompt],
-            "raw_output": self.raw_output,
-        }
-
 
 class Verifier(Protocol):
     def verify(self, question: str, sentences: Sequence[DraftSentence]) -> VerificationResult: ...
@@ -254,22 +244,18 @@ class Conflict:
     def other(self) -> SourceSentence:
         return self.other_fact.sentence
 
+    @property
+    def about(self) -> tuple[str, ...]:
+        """The key words both facts share: what they disagree about."""
+        return tuple(sorted(self.answer_fact.key & self.other_fact.key))
+
     def describe(self) -> str:
         a, b = self.answer_fact, self.other_fact
-        about = " ".join(sorted(a.key & b.key))
+        about = " ".join(self.about)
         return (
             f"{a.sentence.document_title or a.sentence.document_id} gives {a.shown} and "
             f"{b.sentence.document_title or b.sentence.document_id} gives {b.shown} ({about})."
         )
-
-    def to_trace(self) -> dict:
-        return {
-            "about": sorted(self.answer_fact.key & self.other_fact.key),
-            "answer_sentence": self.answer_fact.sentence.id,
-            "answer_value": self.answer_fact.shown,
-            "other_sentence": self.other_fact.sentence.id,
-            "other_value": self.other_fact.shown,
-        }
 
 
 def facts_conflict(a: Fact, b: Fact, question_words: set[str], min_key_overlap: float = 0.5) -> bool:

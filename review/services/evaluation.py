@@ -1,9 +1,11 @@
 """Evaluation runs: ask every gold case through a preset, store what came back, score it.
 
-Answers come from ``qa.services.answer_now`` (in-process, persisted as usual
-Question/Answer rows, so an analyst can review them and a correction flows
-back into the gold case). The numbers come from ``review.evaluation.evaluate``;
-this module only gathers inputs and stores results.
+Answers come from ``qa.services.answer_now_with_run`` (in-process, persisted as
+usual Question/Answer rows, so an analyst can review them and a correction
+flows back into the gold case). Each case is scored from the pipeline run
+itself (``review.evaluation.predictions``); the prediction is stored per case
+so a resumed run can score the cases answered before. The numbers come from
+``review.evaluation.evaluate``; this module only gathers inputs and stores results.
 
 A run is claimed atomically (queued -> running) so two workers never run it
 twice; each case's result is stored under (run, gold case) as soon as it is
@@ -24,10 +26,11 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from groundedqa_site.api import ClientError
-from qa.models import Answer, AnswerSentence, Question
+from qa.models import Answer, Question
+from qa.pipeline.run import PipelineRun
 from review import selectors
-from review.evaluation import Prediction, evaluate, evidence_key
-from review.evaluation.metrics import unique_in_order
+from review.evaluation import Prediction, evaluate
+from review.evaluation.predictions import prediction_from_run
 from review.evaluation.reference import SPLITS
 from review.models import Benchmark, EvaluationCaseResult, EvaluationRun, GoldCase
 from review.services.judge import configured_judge, judge_score
@@ -39,13 +42,14 @@ STALE_RUN_AFTER = timedelta(minutes=30)
 CONVENTIONS = ("report", "stated")
 FROM_SETTINGS = object()
 
-AnswerFn = Callable[..., Question]
+# Answers one question: the persisted Question and the pipeline run (None when it failed first).
+AnswerFn = Callable[..., tuple[Question, PipelineRun | None]]
 
 
-def default_answer_fn(*, corpus, text: str, preset: str, user=None) -> Question:
-    from qa.services import answer_now
+def default_answer_fn(*, corpus, text: str, preset: str, user=None) -> tuple[Question, PipelineRun | None]:
+    from qa.services import answer_now_with_run
 
-    return answer_now(corpus=corpus, text=text, preset=preset, user=user)
+    return answer_now_with_run(corpus=corpus, text=text, preset=preset, user=user)
 
 
 def preset_names() -> tuple[str, ...]:
@@ -181,25 +185,29 @@ def evaluation_run_execute(
 
 
 def _answer_case(run: EvaluationRun, case: GoldCase, answer_fn: AnswerFn, judge) -> EvaluationCaseResult:
-    question, answer, error = None, None, ""
+    question, pipeline_run, answer, error = None, None, None, ""
     try:
-        question = answer_fn(corpus=case.corpus, text=case.question, preset=run.preset, user=run.created_by)
+        question, pipeline_run = answer_fn(
+            corpus=case.corpus, text=case.question, preset=run.preset, user=run.created_by
+        )
     except Exception as exc:  # noqa: BLE001 - one unanswered case scores as a failure; the run goes on
         logger.exception("evaluation run %s: case %s could not be answered", run.pk, case)
         error = f"{type(exc).__name__}: {exc}"
     if question is not None:
         answer = Answer.objects.filter(question=question).first()
-        if answer is None:
-            error = question.error or f"the question ended {question.status} without an answer"
-    prediction = prediction_payload(question, answer) if answer is not None else {}
-    if answer is not None and judge is not None:
-        prediction["answer_score"], problem = judge_score(
+    case_id = selectors.evaluation_case_id(case)
+    prediction = prediction_from_run(case_id, pipeline_run) if pipeline_run is not None else None
+    if question is not None and prediction is None:
+        error = question.error or f"the question ended {question.status} without an answer"
+    if prediction is not None and judge is not None:
+        score, problem = judge_score(
             judge,
             question=case.question,
-            answer=answer.text,
+            answer=prediction.answer,
             reference=case.reference_answer,
             rubric=case.rubric,
         )
+        prediction = dataclasses.replace(prediction, answer_score=score)
         error = error or problem
     result, _ = EvaluationCaseResult.objects.update_or_create(
         run=run,
@@ -208,50 +216,31 @@ def _answer_case(run: EvaluationRun, case: GoldCase, answer_fn: AnswerFn, judge)
             "gold_revision": case.revision,
             "question": question,
             "answer": answer,
-            "prediction": prediction,
+            "prediction": prediction_to_json(prediction) if prediction is not None else {},
             "error": error,
         },
     )
     return result
 
 
-def prediction_payload(question: Question, answer: Answer) -> dict:
-    """What the metrics need from a stored answer, as JSON (the fields of evaluation.Prediction)."""
-    sentences = list(
-        AnswerSentence.objects.filter(answer=answer).prefetch_related("citations").order_by("ordinal")
-    )
-    cited: dict[str, str] = {}
-    for sentence in sentences:
-        for citation in sorted(sentence.citations.all(), key=lambda c: c.ordinal):
-            cited.setdefault(evidence_key(citation.document_external_id, citation.label), citation.text)
-    support = None
-    if answer.verified and sentences:
-        supported = sum(1 for s in sentences if s.support == AnswerSentence.Support.SUPPORTED)
-        support = supported / len(sentences)
-    timings = (question.trace or {}).get("timings", {}) if isinstance(question.trace, dict) else {}
-    return {
-        "answer": answer.text,
-        "refused": answer.refused,
-        "retrieved_documents": list(unique_in_order(answer.retrieved_documents or [])),
-        "cited_evidence": list(cited),
-        "cited_texts": list(cited.values()),
-        "support_score": support,
-        "answer_score": None,
-        "stage_latency": {k: float(v) for k, v in timings.items() if isinstance(v, int | float)},
-    }
+def prediction_to_json(prediction: Prediction) -> dict:
+    """The stored form of a case's prediction (its case id is the result row's gold case)."""
+    data = dataclasses.asdict(prediction)
+    del data["case_id"]
+    return json.loads(json.dumps(data))
 
 
-def _prediction(case_id: str, payload: dict) -> Prediction:
+def prediction_from_json(case_id: str, data: dict) -> Prediction:
     return Prediction(
         case_id=case_id,
-        answer=payload.get("answer", ""),
-        refused=bool(payload.get("refused")),
-        retrieved_documents=tuple(payload.get("retrieved_documents", ())),
-        cited_evidence=tuple(payload.get("cited_evidence", ())),
-        cited_texts=tuple(payload.get("cited_texts", ())),
-        support_score=payload.get("support_score"),
-        answer_score=payload.get("answer_score"),
-        stage_latency=dict(payload.get("stage_latency") or {}),
+        answer=data["answer"],
+        refused=data["refused"],
+        retrieved_documents=tuple(data["retrieved_documents"]),
+        cited_evidence=tuple(data["cited_evidence"]),
+        cited_texts=tuple(data["cited_texts"]),
+        support_score=data["support_score"],
+        answer_score=data["answer_score"],
+        stage_latency=data["stage_latency"],
     )
 
 
@@ -261,7 +250,7 @@ def _finish(run: EvaluationRun, cases: list[GoldCase]) -> EvaluationRun:
     for case in cases:
         gold_texts.update(case.evidence_texts or {})
     predictions = [
-        _prediction(selectors.evaluation_case_id(case), results[case.pk].prediction)
+        prediction_from_json(selectors.evaluation_case_id(case), results[case.pk].prediction)
         for case in cases
         if case.pk in results and results[case.pk].prediction
     ]

@@ -8,6 +8,10 @@ from rest_framework.test import APIClient
 
 from documents.models import EMBEDDING_DIM, Document, Sentence
 from qa.models import Answer, AnswerSentence, Citation, Question
+from qa.pipeline.run import PipelineRun
+from qa.pipeline.types import SUPPORTED, SourceSentence
+from qa.pipeline.types import Answer as PipelineAnswer
+from qa.pipeline.types import AnswerSentence as PipelineSentence
 
 OMAN = [
     "Oman was an important trading power in the Indian Ocean.",
@@ -122,6 +126,36 @@ def make_answer(
     return answer
 
 
+def scripted_run(answer: Answer, parts: list[tuple[str, list[Sentence]]]) -> PipelineRun:
+    """The pipeline run that would have produced ``answer`` (what evaluation scores)."""
+    sentences = tuple(
+        PipelineSentence(
+            text,
+            tuple(
+                SourceSentence(
+                    s.pk, s.document.external_id, s.document.title, s.ordinal, s.label, s.text, s.start, s.end
+                )
+                for s in cited
+            ),
+            SUPPORTED,
+        )
+        for text, cited in parts
+    )
+    result = PipelineAnswer(
+        sentences=sentences or (PipelineSentence(answer.text, ()),),
+        refused=answer.refused,
+        verified=answer.verified,
+        retrieved_documents=tuple(answer.retrieved_documents),
+    )
+    question = answer.question
+    return PipelineRun(
+        question=question.text,
+        preset=question.preset,
+        answer=result,
+        timings={"retrieval": 0.02, "generation": 0.05},
+    )
+
+
 class ScriptedAnswers:
     """An answer function for evaluation runs: answers each question as scripted, persisting it like qa does.
 
@@ -156,4 +190,4 @@ class ScriptedAnswers:
             preset=preset,
             retrieved=retrieved,
         )
-        return answer.question
+        return answer.question, scripted_run(answer, rows)

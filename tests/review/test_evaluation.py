@@ -8,6 +8,10 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
+from qa.pipeline.run import PipelineRun
+from qa.pipeline.types import Answer as PipelineAnswer
+from qa.pipeline.types import AnswerSentence as PipelineSentence
+from qa.pipeline.types import SourceSentence
 from review.models import EvaluationRun
 from tests.conftest import shared_data
 from tests.review.helpers import MUSCAT, PERFECT, SHIFTED, STAFF, ScriptedAnswers
@@ -163,7 +167,18 @@ class GoldParrot:
                 start=0,
                 end=1,
             )
-        return question
+        cited = tuple(
+            SourceSentence(n, doc, doc, 0, label, case.evidence_texts[f"{doc}#{label}"])
+            for n, (doc, label) in enumerate(
+                key.rsplit("#", 1) for key in (case.gold_evidence if case.answerable else [])
+            )
+        )
+        answered = PipelineAnswer(
+            sentences=(PipelineSentence(case.reference_answer or "-", cited),),
+            refused=not case.answerable,
+            retrieved_documents=tuple(case.gold_documents),
+        )
+        return question, PipelineRun(question=text, preset=preset, answer=answered)
 
 
 @pytest.mark.django_db

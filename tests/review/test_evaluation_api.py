@@ -120,7 +120,7 @@ def test_an_answer_made_gold_then_corrected_is_evaluated_against_the_correction(
         corpus, "port", ["The port handled 4.2 million containers in 2024.", "It employed 1,850 staff."]
     )
     asked = ScriptedAnswers(PERFECT_PORT, analyst)
-    answer = asked(corpus=corpus, text=STAFF, preset="default").answer  # cites S1, like the system did
+    answer = asked(corpus=corpus, text=STAFF, preset="default")[0].answer  # cites S1, like the system did
     review_services.answer_accept(answer=answer, reviewer=analyst, base_version=0)
     benchmark = gold_services.gold_case_from_answer(
         answer=answer, benchmark=_benchmark(corpus, analyst), split="dev", user=analyst

@@ -357,3 +357,51 @@ def test_a_failed_job_says_why(client_for, analyst, corpus):
     page = client_for(analyst).get(f"/questions/{question.pk}/").content.decode()
     assert 'class="badge failed"' in page and "The llm-only preset needs an LLM." in page
     assert 'data-pending="true"' not in page
+
+
+# --- traces stored before the typed run (format version 1) ------------------------------------
+
+
+def test_a_trace_stored_in_the_old_format_still_renders(client_for, analyst, corpus):
+    from tests.qa.pipeline.test_run import V1_TRACES
+
+    stored = V1_TRACES["default_answered"]
+    question = Question.objects.create(
+        user=analyst,
+        corpus=corpus,
+        text=stored["question"],
+        preset="default",
+        status="done",
+        trace=stored["trace"],
+    )
+    page = client_for(analyst).get(f"/questions/{question.pk}/trace/").content.decode()
+    first = stored["trace"]["retrieval"]["candidates"][0]
+    assert first["key"] in page and "reranked by EvidenceReranker" in page
+    assert "Attempt 1" in page and "verified" in page
+    assert stored["trace"]["answer"]["attempts"][0]["sentences"][0]["text"] in page
+    assert "follow-up rewrite" in page  # its stage timings
+
+    substituted = V1_TRACES["verify_substituted"]
+    question.trace = substituted["trace"]
+    question.save()
+    page = client_for(analyst).get(f"/questions/{question.pk}/trace/").content.decode()
+    assert "generator: llm -&gt; extractive (no LLM configured)" in page
+
+
+def test_an_old_failed_question_shows_the_stage_it_failed_in(client_for, analyst, corpus):
+    from tests.qa.pipeline.test_run import V1_TRACES
+
+    stored = V1_TRACES["failed_in_generation"]
+    question = Question.objects.create(
+        user=analyst,
+        corpus=corpus,
+        text=stored["question"],
+        preset="default",
+        status="failed",
+        error=stored["error"],
+        trace=stored["trace"],
+    )
+    page = client_for(analyst).get(f"/questions/{question.pk}/turn/").content.decode()
+    assert "Generation failed: boom" in page
+    assert 'class="complete" data-step="retrieval"' in page
+    assert 'class="failed" data-step="generation"' in page

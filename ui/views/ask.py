@@ -12,7 +12,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from documents.selectors import documents_for_user
 from groundedqa_site.api import ClientError
 from qa import presets
-from qa.selectors import question_get_for_user, question_history
+from qa.selectors import question_get_for_user, question_history, question_run
 from qa.services import question_ask
 from ui import selectors
 from ui.forms import AskForm, default_preset
@@ -110,7 +110,7 @@ def question_turn(request, pk: int):
 @require_GET
 def question_trace(request, pk: int):
     question = question_get_for_user(request.user, pk)
-    trace = trace_view(question.trace)
+    trace = trace_view(question_run(question))
     external_ids = {row["document"] for row in trace["candidates"] + trace["reranked"] if row["document"]}
     document_pks = dict(
         documents_for_user(request.user)

@@ -1,4 +1,4 @@
-"""generate_verified_answer: retries, refusals, disagreement, labels and the trace."""
+"""generate_verified_answer: retries, refusals, disagreement, labels and the stage's record."""
 
 from __future__ import annotations
 
@@ -6,9 +6,11 @@ import json
 
 import pytest
 
+from qa.pipeline import codec
 from qa.pipeline.answering import AnswerConfig, generate_verified_answer
 from qa.pipeline.llm import LLMUnavailable
 from qa.pipeline.prompts import DATA_CLOSE, DATA_OPEN
+from qa.pipeline.run import AnsweringStep
 from qa.pipeline.types import PARTIAL, REFUSAL_TEXT, SUPPORTED, UNSUPPORTED
 from tests.qa.pipeline.answering_fakes import (
     BagOfWordsEmbedder,
@@ -38,14 +40,15 @@ LLM_CONFIG = AnswerConfig(generator="llm", verifier="llm", citation_strategy="ov
 
 def answer(question, passages, *, config=None, llm=None, **kw):
     config = config or AnswerConfig()
-    trace: dict = {}
-    result = generate_verified_answer(
-        question, ranked(*passages), config=config, embedder=BagOfWordsEmbedder(), llm=llm, trace=trace, **kw
+    answered = generate_verified_answer(
+        question, ranked(*passages), config=config, embedder=BagOfWordsEmbedder(), llm=llm, **kw
     )
+    result, step = answered.answer, answered.step
     assert result.sentences, "an answer always has at least one sentence"
     assert all(s.support in LABELS for s in result.sentences)
-    json.dumps(trace)  # the trace is stored as JSON
-    return result, trace
+    # The record is stored as JSON with the run and must read back unchanged.
+    assert codec.from_data(AnsweringStep, json.loads(json.dumps(codec.to_data(step)))) == step
+    return result, answered
 
 
 def assert_refusal(result):
@@ -61,12 +64,12 @@ def test_extractive_answer_is_verified_and_cites_what_it_says():
     assert all(s.support == SUPPORTED for s in result.sentences)
     assert all(s.citations == tuple(c for c in OMAN.sentences if c.text == s.text) for s in result.sentences)
     assert result.retrieved_documents == ("factbook/oman",)
-    assert trace["outcome"] == "verified"
-    (attempt,) = trace["attempts"]
-    assert attempt["passages"] == ["doc:factbook/oman"]
-    assert attempt["verification"]["verdicts"][0]["label"] == SUPPORTED
-    assert set(trace["timings"]) == {"generation", "citations", "verification", "disagreement", "total"}
-    assert all(value >= 0 for value in trace["timings"].values())
+    assert trace.step.outcome == "verified"
+    (attempt,) = trace.step.attempts
+    assert attempt.passages == ("doc:factbook/oman",)
+    assert attempt.verification.verdicts[0].label == SUPPORTED
+    assert set(trace.timings) == {"generation", "citations", "verification", "disagreement"}
+    assert all(value >= 0 for value in trace.timings.values())
 
 
 def test_not_supported_retries_on_the_next_ranked_passage():
@@ -75,11 +78,11 @@ def test_not_supported_retries_on_the_next_ranked_passage():
     result, trace = answer("Which harbour?", PASSAGES, config=LLM_CONFIG, llm=llm)
     assert result.verified
     assert result.cited_sentences == PASSAGES[1].sentences
-    assert [a["passages"] for a in trace["attempts"]] == [["doc:news/a"], ["doc:news/b"]]
+    assert [a.passages for a in trace.step.attempts] == [("doc:news/a",), ("doc:news/b",)]
     second_prompt = user_message(llm.calls[2])
     assert "b harbour" in second_prompt and "a harbour" not in second_prompt
-    assert trace["attempts"][0]["verification"]["raw_output"] == "A1: NOT_SUPPORTED"
-    assert trace["attempts"][1]["generation"]["raw_output"].startswith("The b report")
+    assert trace.step.attempts[0].verification.raw_output == "A1: NOT_SUPPORTED"
+    assert trace.step.attempts[1].generation.raw_output.startswith("The b report")
 
 
 def test_stops_after_max_attempts_and_refuses_when_nothing_is_supported():
@@ -87,8 +90,8 @@ def test_stops_after_max_attempts_and_refuses_when_nothing_is_supported():
     result, trace = answer("Which harbour?", PASSAGES, config=LLM_CONFIG, llm=llm)
     assert_refusal(result)
     assert len(llm.calls) == 6
-    assert len(trace["attempts"]) == 3
-    assert trace["outcome"] == "refused" and "3 attempt" in result.note
+    assert len(trace.step.attempts) == 3
+    assert trace.step.outcome == "refused" and "3 attempt" in result.note
 
 
 def test_best_unverified_attempt_is_returned_with_its_labels():
@@ -104,7 +107,7 @@ def test_best_unverified_attempt_is_returned_with_its_labels():
     assert not result.verified and not result.refused
     assert [s.support for s in result.sentences] == [SUPPORTED, UNSUPPORTED]
     assert result.sentences[0].citations == PASSAGES[1].sentences
-    assert trace["outcome"] == "unverified"
+    assert trace.step.outcome == "unverified"
 
 
 def test_unsupported_answer_can_be_returned_instead_of_refused():
@@ -123,7 +126,7 @@ def test_generator_refusal_gives_the_refusal_answer_without_retrying():
     result, trace = answer("What is the GDP of Atlantis?", PASSAGES, config=LLM_CONFIG, llm=llm)
     assert_refusal(result)
     assert len(llm.calls) == 1
-    assert trace["attempts"][0]["outcome"] == "generator refused"
+    assert trace.step.attempts[0].outcome == "generator refused"
 
 
 def test_generator_refusal_can_retry_when_configured():
@@ -141,7 +144,7 @@ def test_low_retrieval_confidence_refuses_before_calling_the_llm():
     result, trace = answer("Which harbour?", PASSAGES, config=config, llm=llm, retrieval_confidence=0.1)
     assert_refusal(result)
     assert llm.calls == []
-    assert "0.100" in result.note and trace["attempts"] == []
+    assert "0.100" in result.note and trace.step.attempts == ()
     result, _ = answer(
         "Which harbour?", PASSAGES, config=config, llm=ScriptedLLM([REFUSAL_TEXT]), retrieval_confidence=0.9
     )
@@ -163,8 +166,8 @@ def test_malformed_output_is_a_failed_attempt_and_dropped_ids_are_recorded():
     llm = ScriptedLLM(["", "The b report covers the b harbour [1, 7].", "A1: SUPPORTED"])
     result, trace = answer("Which harbour?", PASSAGES, config=LLM_CONFIG, llm=llm)
     assert result.verified
-    assert trace["attempts"][0]["outcome"] == "no answer sentences"
-    assert trace["attempts"][1]["dropped_citation_ids"] == ["7"]
+    assert trace.step.attempts[0].outcome == "no answer sentences"
+    assert trace.step.attempts[1].dropped_citation_ids == ("7",)
 
 
 def test_hijacked_model_output_is_not_presented_as_an_answer():
@@ -188,9 +191,9 @@ def test_two_passages_per_attempt():
         generator="llm", verifier="llm", citation_strategy="overlap", passages_per_attempt=2
     )
     _, trace = answer("Which harbour?", PASSAGES, config=config, llm=llm)
-    assert [a["passages"] for a in trace["attempts"]] == [
-        ["doc:news/a", "doc:news/b"],
-        ["doc:news/c", "doc:news/d"],
+    assert [a.passages for a in trace.step.attempts] == [
+        ("doc:news/a", "doc:news/b"),
+        ("doc:news/c", "doc:news/d"),
     ]
 
 
@@ -211,14 +214,14 @@ def test_conflicting_figures_are_reported_as_a_disagreement():
     cited_docs = {c.document_id for c in result.cited_sentences}
     assert cited_docs == {"factbook/oman-2010", "news/census"}
     assert all(s.support == SUPPORTED for s in result.sentences)
-    assert trace["conflicts"][0]["other_value"] == "4.1 million"
+    assert trace.step.conflicts[0].other_value == "4.1 million"
 
 
 def test_agreeing_sources_are_not_a_disagreement():
     agreeing = make_passage("news/census", ["Oman's population is about 3,200,000 people."])
     result, trace = answer("What is the population of Oman?", [CENSUS_A, agreeing])
     assert not result.disagreement and result.note == ""
-    assert trace["conflicts"] == []
+    assert trace.step.conflicts == ()
     result, _ = answer(
         "What is the population of Oman?",
         [CENSUS_A, CENSUS_B],
@@ -240,17 +243,17 @@ def test_llm_unavailable_propagates_for_the_task_to_retry():
 def test_llm_stages_without_an_llm_fail_clearly(config):
     with pytest.raises(ValueError, match="needs an LLM"):
         passages = ranked(make_passage("x", ["Uncited words here."]))
-        generate_verified_answer("Q?", passages, config=config, embedder=BagOfWordsEmbedder(), trace={})
+        generate_verified_answer("Q?", passages, config=config, embedder=BagOfWordsEmbedder())
 
 
 def test_overlap_baseline_generator_answers_with_the_top_overlapping_sentences():
     config = AnswerConfig(generator="overlap", extractive_max_sentences=3)
     embedder = BagOfWordsEmbedder()
-    trace: dict = {}
-    result = generate_verified_answer(
-        "How many jobs did Oman's plan create?", ranked(OMAN), config=config, embedder=embedder, trace=trace
+    answered = generate_verified_answer(
+        "How many jobs did Oman's plan create?", ranked(OMAN), config=config, embedder=embedder
     )
+    result = answered.answer
     # The baseline has no answer-type refusal: it always quotes its best-overlapping sentences.
     assert not result.refused and len(result.sentences) == 3
     assert all(s.citations and s.citations[0].text == s.text for s in result.sentences)
-    assert trace["attempts"][0]["generation"]["sentences"]
+    assert answered.step.attempts[0].generation.sentences

@@ -194,8 +194,8 @@ def test_the_runner_refuses_on_the_best_sentence_cosine_and_falls_back_to_the_de
     reranked = retrieve(
         HISTORY[0], index, embedder, RetrievalConfig(unit="chunk"), EvidenceReranker(index, embedder)
     )
-    assert retrieval_confidence(reranked) == top_sentence_similarity(reranked.ranked[:5])
+    assert retrieval_confidence(reranked.ranked) == top_sentence_similarity(reranked.ranked[:5])
     plain = retrieve(HISTORY[0], index, embedder, RetrievalConfig(unit="chunk"))
-    assert retrieval_confidence(plain) == max(hit.scores["dense"] for hit in plain.ranked[:5])
+    assert retrieval_confidence(plain.ranked) == max(hit.scores["dense"] for hit in plain.ranked[:5])
     # A chunk's pooled vector matches less well than the verbatim sentence inside it.
-    assert retrieval_confidence(plain) < retrieval_confidence(reranked)
+    assert retrieval_confidence(plain.ranked) < retrieval_confidence(reranked.ranked)

@@ -197,7 +197,7 @@ def test_find_conflicts_against_other_top_passages():
     assert conflicts[0].other is other_doc.sentences[1]
     text = conflicts[0].describe()
     assert "Factbook 2010 gives 3.2 million" in text and "Census 2020 gives 4.1 million" in text
-    assert conflicts[0].to_trace()["about"] == ["oman", "population"]
+    assert conflicts[0].about == ("oman", "population")
     assert find_conflicts(QUESTION, answer_doc.sentences, [answer_doc, agreeing]) == []
 
 

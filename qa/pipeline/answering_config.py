@@ -1,0 +1,46 @@
+"""The answering stage's settings: one frozen value per preset, stored with every run."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from qa.pipeline.citations import CitationStrategy
+
+
+@dataclass(frozen=True)
+class AnswerConfig:
+    generator: Literal["extractive", "overlap", "llm"] = "extractive"  # overlap: the report's baseline
+    citation_strategy: CitationStrategy = "embedding"
+    # Extractive citations are exact, and LLM-given ids are checked against the
+    # context, so by default citation extraction only fills sentences without any.
+    replace_generated_citations: bool = False
+    verifier: Literal["lexical", "llm"] = "lexical"
+    max_attempts: int = 3
+    passages_per_attempt: int = 1
+    # Refusal thresholds. The retrieval confidence scale belongs to the caller's
+    # retriever, so the check is off until the caller calibrates it.
+    min_retrieval_confidence: float | None = None
+    refuse_when_nothing_supported: bool = True
+    retry_after_refusal: bool = False  # a refusing generator usually means the corpus lacks the answer
+    accept_partial: bool = False  # True: PARTIAL sentences count as verified
+    # Stage knobs.
+    citation_similarity_threshold: float = 0.5
+    max_citations_per_sentence: int = 2
+    extractive_min_sentences: int = 2
+    extractive_max_sentences: int = 4
+    extractive_min_relevance: float = 0.0
+    extractive_focus_document: bool = False  # answer from the top-ranked document only
+    require_quantity_for_quantity_questions: bool = True
+    llm_max_context_sentences: int = 60
+    # Disagreement between documents.
+    detect_disagreement: bool = True
+    disagreement_passages: int = 5
+    disagreement_min_key_overlap: float = 0.5
+
+    def __post_init__(self) -> None:
+        if self.max_attempts < 1 or self.passages_per_attempt < 1:
+            raise ValueError("max_attempts and passages_per_attempt must be at least 1")
+
+    def needs_llm(self) -> bool:
+        return "llm" in (self.generator, self.citation_strategy, self.verifier)

@@ -1,0 +1,96 @@
+"""The one place a preset and the model clients become a runnable pipeline.
+
+``build_pipeline`` picks the reranker, generator, citer and verifier a preset
+names, and replaces the parts that cannot run here (a preset asking for an
+LLM on a site without one, a cross-encoder with no weights configured) with
+their no-LLM, no-weights counterparts. Every replacement is listed in
+``Pipeline.substitutions``, which the run records, so a run never silently
+pretends to be something else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from qa.pipeline.answering import AnswerParts, build_answer_parts
+from qa.pipeline.answering_config import AnswerConfig
+from qa.pipeline.presets import PipelineConfig
+from qa.pipeline.protocols import LLM, CorpusIndex, Embedder
+from qa.pipeline.rerank import EvidenceReranker, Reranker
+
+
+@dataclass(frozen=True)
+class ModelClients:
+    """The models a site has. ``cross_encoder`` loads the configured cross-encoder (None: none is)."""
+
+    embedder: Embedder
+    llm: LLM | None = None
+    cross_encoder: Callable[[], Reranker] | None = None
+    # Why no cross-encoder is available, for the substitution note.
+    no_cross_encoder: str = "QA_RERANKER_MODEL is not set"
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    """A preset's parts, built once. ``answer_parts`` is None for a preset that does not retrieve."""
+
+    config: PipelineConfig
+    index: CorpusIndex
+    embedder: Embedder
+    llm: LLM | None
+    reranker: Reranker | None
+    answer_parts: AnswerParts | None
+    substitutions: tuple[str, ...] = ()
+
+
+def build_pipeline(config: PipelineConfig, *, index: CorpusIndex, clients: ModelClients) -> Pipeline:
+    reranker, reranker_notes = _reranker(config, index, clients)
+    answer_config, answer_notes = effective_answer_config(config.answer, clients.llm)
+    answer_config = replace(answer_config, min_retrieval_confidence=config.min_retrieval_confidence)
+    parts = None
+    if config.retrieval is None:
+        answer_notes = []  # answered by the LLM alone, or not at all: nothing stands in
+    else:
+        parts = build_answer_parts(answer_config, clients.embedder, clients.llm)
+    return Pipeline(
+        config=config,
+        index=index,
+        embedder=clients.embedder,
+        llm=clients.llm,
+        reranker=reranker,
+        answer_parts=parts,
+        substitutions=tuple(reranker_notes + answer_notes),
+    )
+
+
+def _reranker(
+    config: PipelineConfig, index: CorpusIndex, clients: ModelClients
+) -> tuple[Reranker | None, list[str]]:
+    """The reranker a preset asks for; the evidence reranker (embedding model only) stands in for
+    a cross-encoder when none is configured, since no cross-encoder weights install offline."""
+    if config.reranker == "none":
+        return None, []
+    if config.reranker == "cross-encoder":
+        if clients.cross_encoder is not None:
+            return clients.cross_encoder(), []
+        note = f"reranker: cross-encoder -> evidence ({clients.no_cross_encoder})"
+        return EvidenceReranker(index, clients.embedder), [note]
+    return EvidenceReranker(index, clients.embedder), []
+
+
+def effective_answer_config(config: AnswerConfig, llm: LLM | None) -> tuple[AnswerConfig, list[str]]:
+    """Replace LLM-only parts of the configuration when no LLM is configured."""
+    if llm is not None:
+        return config, []
+    notes = []
+    if config.generator == "llm":
+        config = replace(config, generator="extractive", refuse_when_nothing_supported=True)
+        notes.append("generator: llm -> extractive (no LLM configured)")
+    if config.citation_strategy == "llm":
+        config = replace(config, citation_strategy="embedding")
+        notes.append("citations: llm -> embedding (no LLM configured)")
+    if config.verifier == "llm":
+        config = replace(config, verifier="lexical")
+        notes.append("verifier: llm -> lexical (no LLM configured)")
+    return config, notes

@@ -1,0 +1,198 @@
+"""One pipeline run as a typed value: what each stage produced, in order.
+
+A ``PipelineRun`` is what the retrieval stage hands the generation stage
+(through the Question row, as ``to_json()``), what the trace page shows and
+what evaluation scores. Each stage fills its own field; a field left ``None``
+is a stage that has not run (or, with ``failure`` set, failed). A new stage
+adds one optional field here and its frozen result type, and ``codec``
+stores and reads it with no further code.
+
+``version`` is the stored format. Version 1 was the untyped trace dict the
+code wrote before this module existed; ``qa.pipeline.run_v1`` reads it, so
+questions answered then still render. Bump ``RUN_FORMAT_VERSION`` when a
+change would make old JSON read wrongly (a renamed or retyped field), and
+teach ``load_run`` the old one; adding an optional field needs no bump.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+from qa.pipeline import codec
+from qa.pipeline.answering_config import AnswerConfig
+from qa.pipeline.types import Answer, SupportLabel
+from qa.pipeline.verification import Verdict
+
+RUN_FORMAT_VERSION = 2
+
+StageName = Literal["retrieval", "generation"]
+AttemptOutcome = Literal["verified", "not verified", "generator refused", "no answer sentences"]
+AnsweringOutcome = Literal["verified", "unverified", "refused"]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A retrieval candidate as the trace shows it (text cut to 300 characters)."""
+
+    key: str
+    document: str
+    title: str
+    score: float
+    scores: dict[str, float]  # per stage: "bm25", "dense", "fused", "rerank", reranker features
+    text: str
+
+
+@dataclass(frozen=True)
+class RankedKey:
+    """One entry of the full ranking the generation stage reads (passages looked up by key)."""
+
+    key: str
+    score: float
+    scores: dict[str, float]
+
+
+@dataclass(frozen=True)
+class RetrievalStep:
+    question: str  # the standalone question that was searched
+    unit: str = ""
+    candidates: tuple[Candidate, ...] = ()  # first-stage order, the top TRACE_CANDIDATES
+    reranker: str = ""  # the reranker's class name; "" when none ran
+    reranked: tuple[Candidate, ...] = ()  # after reranking, the top TRACE_CANDIDATES
+    documents: tuple[str, ...] = ()  # document ids best first, the top TRACE_CANDIDATES
+    ranking: tuple[RankedKey, ...] = ()  # every candidate, best first: the hand-off to generation
+    skipped: str = ""  # why retrieval did not run (a preset without retrieval)
+
+
+@dataclass(frozen=True)
+class Message:
+    role: str
+    content: str
+
+
+@dataclass(frozen=True)
+class TracedSentence:
+    """An answer sentence with its citations named by source sentence id."""
+
+    text: str
+    citations: tuple[int, ...] = ()
+    support: SupportLabel | None = None  # None before verification
+
+
+@dataclass(frozen=True)
+class GenerationRecord:
+    refused: bool = False
+    sentences: tuple[TracedSentence, ...] = ()
+    prompt: tuple[Message, ...] = ()
+    raw_output: str = ""
+    dropped_citation_ids: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class CitationRecord:
+    prompt: tuple[Message, ...] = ()
+    raw_output: str = ""
+    dropped_citation_ids: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class VerificationRecord:
+    verdicts: tuple[Verdict, ...] = ()
+    prompt: tuple[Message, ...] = ()
+    raw_output: str = ""
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One generate-cite-verify round over one window of the ranking."""
+
+    number: int  # 1-based
+    passages: tuple[str, ...]  # passage keys
+    documents: tuple[str, ...]
+    outcome: AttemptOutcome
+    generation: GenerationRecord
+    citations: CitationRecord | None = None  # None: the attempt stopped after generation
+    verification: VerificationRecord | None = None
+    sentences: tuple[TracedSentence, ...] = ()  # with their support labels, once verified
+    dropped_citation_ids: tuple[str, ...] = ()
+    timings: dict[str, float] = field(default_factory=dict)  # generation, citations, verification
+
+    @property
+    def verified(self) -> bool:
+        return self.outcome == "verified"
+
+
+@dataclass(frozen=True)
+class ConflictRecord:
+    about: tuple[str, ...]
+    answer_sentence: int
+    answer_value: str
+    other_sentence: int
+    other_value: str
+
+
+@dataclass(frozen=True)
+class AnsweringStep:
+    outcome: AnsweringOutcome
+    note: str = ""
+    config: AnswerConfig | None = None  # the answering settings in effect, substitutions applied
+    retrieval_confidence: float | None = None
+    attempts: tuple[Attempt, ...] = ()
+    conflicts: tuple[ConflictRecord, ...] = ()
+    raw_output: str = ""  # an LLM's reply when there is no retrieval (llm-only)
+
+
+@dataclass(frozen=True)
+class StageFailure:
+    stage: StageName
+    message: str
+
+
+@dataclass(frozen=True)
+class PipelineRun:
+    question: str
+    preset: str = ""
+    version: int = RUN_FORMAT_VERSION
+    standalone: str = ""  # the question as searched (a follow-up rewritten to stand alone)
+    substitutions: tuple[str, ...] = ()  # parts of the preset that could not run, and what stood in
+    retrieval: RetrievalStep | None = None
+    answering: AnsweringStep | None = None
+    answer: Answer | None = None  # the final answer (None before generation, and in version 1 runs)
+    # Seconds per stage: rewrite, retrieval, rerank, generation, citations, verification,
+    # disagreement, and "answer" for the answering stage in all.
+    timings: dict[str, float] = field(default_factory=dict)
+    failure: StageFailure | None = None
+
+    def timed(self, **seconds: float) -> PipelineRun:
+        return replace(self, timings={**self.timings, **seconds})
+
+    def failed(self, stage: StageName, message: str) -> PipelineRun:
+        return replace(self, failure=StageFailure(stage, message))
+
+    def to_json(self) -> dict:
+        """JSON-ready data in the current format (a run read from an older one is written anew)."""
+        return codec.to_data(replace(self, version=RUN_FORMAT_VERSION))
+
+    @classmethod
+    def from_json(cls, data: dict) -> PipelineRun:
+        """A run stored by ``to_json``; for any stored trace (old versions too) use ``load_run``."""
+        if data.get("version") != RUN_FORMAT_VERSION:
+            raise ValueError(f"not a version {RUN_FORMAT_VERSION} pipeline run: {data.get('version')!r}")
+        return codec.from_data(cls, data)
+
+
+def load_run(data: dict | None, *, question: str = "", error: str = "") -> PipelineRun:
+    """Any stored trace as a run: the current format, or version 1 (the untyped dict).
+
+    ``question`` and ``error`` come from the row that held the trace: version 1
+    stored neither, and did not record which stage failed.
+    """
+    if data and data.get("version") == RUN_FORMAT_VERSION:
+        return PipelineRun.from_json(data)
+    if data and "version" in data:
+        raise ValueError(f"unknown pipeline run format version {data['version']!r}")
+    from qa.pipeline.run_v1 import read_v1
+
+    return read_v1(data or {}, question=question, error=error)
