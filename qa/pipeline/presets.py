@@ -29,11 +29,6 @@ class PipelineConfig:
     # is below this; None turns the check off.
     min_retrieval_confidence: float | None = None
 
-    @property
-    def answer_passages(self) -> int:
-        """Passages from the top of the ranking that answering may read: ``retrieval.top_k``."""
-        return self.retrieval.top_k if self.retrieval is not None else 0
-
     def to_dict(self) -> dict:
         return asdict(self)
 

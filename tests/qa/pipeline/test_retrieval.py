@@ -227,6 +227,7 @@ def test_document_vectors_pool_sentences_by_default_or_chunks_on_request(index):
 def test_top_k_is_how_much_the_answer_may_draw_on(index):
     from dataclasses import replace
 
+    from qa.pipeline.factory import ModelClients, build_pipeline
     from qa.pipeline.presets import get_preset
     from qa.pipeline.runner import answer_question
 
@@ -237,11 +238,11 @@ def test_top_k_is_how_much_the_answer_may_draw_on(index):
         config = replace(
             preset,
             retrieval=replace(preset.retrieval, unit="sentence", top_k=top_k),
+            reranker="none",
             min_retrieval_confidence=None,
         )
-        answers[top_k] = answer_question(
-            question, index=index, embedder=HashingEmbedder(), reranker=None, config=config
-        )
+        pipeline = build_pipeline(config, index=index, clients=ModelClients(embedder=HashingEmbedder()))
+        answers[top_k] = answer_question(question, pipeline=pipeline).answer
     # One sentence passage is all the narrow answer may read; the wide one reads three.
     assert len(answers[1].sentences) == 1 and not answers[1].refused
     assert len(answers[3].sentences) > 1
