@@ -11,6 +11,8 @@ from django.conf import settings
 from django.db import models
 from pgvector.django import HnswIndex, VectorField
 
+from groundedqa_site.jobs import LeasedJob
+
 # The size of every vector column: the one place it is written. QA_EMBEDDING_MODEL must produce it
 # (all-MiniLM-L6-v2 does); ingestion refuses vectors of another size.
 EMBEDDING_DIM = 384
@@ -43,7 +45,7 @@ class Corpus(models.Model):
         return self.name
 
 
-class Document(models.Model):
+class Document(LeasedJob):
     class Status(models.TextChoices):
         QUEUED = "queued"
         PARSING = "parsing"

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 
 from audit.models import AuditEvent
@@ -35,14 +35,12 @@ from documents.parsing import (
     parse_bytes,
     sentence_windows,
 )
+from groundedqa_site import jobs
 from groundedqa_site.api import ClientError
 from qa.pipeline.protocols import Embedder
 
 logger = logging.getLogger(__name__)
 
-# A worker that died mid-job leaves its document in parsing/embedding; after
-# this long another delivery of the same task may claim it again.
-STALE_CLAIM_AFTER = timedelta(minutes=15)
 SAVE_BATCH = 2000
 
 
@@ -212,6 +210,11 @@ def document_stage(
         document.status = Document.Status.QUEUED
         document.progress = 0
         document.error = ""
+        # A worker still embedding the previous version loses its lease (and its swap).
+        document.lease_owner = ""
+        document.lease_expires_at = None
+        document.attempts = 0
+        document.resend_at = None
         if not document.content_hash:
             # Nothing live yet: show the title straight away in lists.
             document.title = parsed.title[:500]
@@ -224,18 +227,25 @@ def document_stage(
     return Submitted(document, changed=True)
 
 
-def _claim(document_id: int, expected_hash: str) -> bool:
-    """Move a staged document to PARSING; only one worker wins."""
-    stale = timezone.now() - STALE_CLAIM_AFTER
-    claimable = Q(status=Document.Status.QUEUED) | Q(
-        status__in=[Document.Status.PARSING, Document.Status.EMBEDDING], updated_at__lt=stale
+def _claim(document_id: int, expected_hash: str) -> str | None:
+    """Move a staged document to PARSING under a lease; only one worker wins. Returns the lease owner.
+
+    A worker that died mid-job is noticed by its lease running out (documents_reap).
+    """
+    owner = jobs.new_owner()
+    now = timezone.now()
+    claimed = Document.objects.filter(
+        pk=document_id, pending_hash=expected_hash, status=Document.Status.QUEUED
+    ).update(
+        status=Document.Status.PARSING,
+        progress=0,
+        updated_at=now,
+        lease_owner=owner,
+        lease_expires_at=jobs.lease_until(now),
+        attempts=F("attempts") + 1,
+        resend_at=None,
     )
-    return (
-        Document.objects.filter(claimable, pk=document_id, pending_hash=expected_hash).update(
-            status=Document.Status.PARSING, progress=0, updated_at=timezone.now()
-        )
-        == 1
-    )
+    return owner if claimed else None
 
 
 def _set_progress(document_id: int, status: str, progress: int) -> None:
@@ -252,19 +262,21 @@ def document_embed(
     on_progress: Callable[[int, int], None] | None = None,
 ) -> Document | None:
     """Embed a staged version and make it live. Returns None when there was nothing to do."""
-    if not _claim(document_id, expected_hash):
+    owner = _claim(document_id, expected_hash)
+    if owner is None:
         logger.info(
             "document %s: version %s not claimable (done, superseded or gone)", document_id, expected_hash[:8]
         )
         return None
-    document = Document.objects.get(pk=document_id)
-    try:
-        sentences, chunks = _build_rows(document)
-        vectors = _encode(document_id, [s.text for s in sentences], embedder, on_progress)
-    except Exception as exc:  # noqa: BLE001 - any failure is reported on the document itself
-        logger.exception("document %s failed to embed", document_id)
-        return _fail(document_id, expected_hash, _readable(exc))
-    return _swap_in(document_id, expected_hash, sentences, chunks, vectors)
+    with jobs.heartbeat(Document, document_id, owner):
+        document = Document.objects.get(pk=document_id)
+        try:
+            sentences, chunks = _build_rows(document)
+            vectors = _encode(document_id, [s.text for s in sentences], embedder, on_progress)
+        except Exception as exc:  # noqa: BLE001 - any failure is reported on the document itself
+            logger.exception("document %s failed to embed", document_id)
+            return _fail(document_id, expected_hash, _readable(exc), owner=owner)
+        return _swap_in(document_id, expected_hash, sentences, chunks, vectors, owner=owner)
 
 
 def _build_rows(document: Document) -> tuple[list[Sentence], list[tuple[int, int]]]:
@@ -326,7 +338,7 @@ def _next_corpus_version(corpus_id: int) -> int:
     return corpus.version
 
 
-def _swap_in(document_id, expected_hash, sentences, windows, vectors) -> Document | None:
+def _swap_in(document_id, expected_hash, sentences, windows, vectors, *, owner=None) -> Document | None:
     corpus_id = Document.objects.filter(pk=document_id).values_list("corpus_id", flat=True).first()
     if corpus_id is None:
         logger.info("document %s was deleted while it embedded; discarding", document_id)
@@ -334,8 +346,8 @@ def _swap_in(document_id, expected_hash, sentences, windows, vectors) -> Documen
     with transaction.atomic():
         version = _next_corpus_version(corpus_id)
         document = Document.objects.select_for_update().filter(pk=document_id).first()
-        if document is None or document.pending_hash != expected_hash:
-            # Deleted, or a newer upload replaced this version while we embedded.
+        if not _still_ours(document, expected_hash, owner):
+            # Deleted, replaced by a newer upload, or presumed dead and re-queued while we embedded.
             logger.info("document %s: version %s superseded; discarding", document_id, expected_hash[:8])
             return None
         for sentence, vector in zip(sentences, vectors, strict=True):
@@ -366,6 +378,9 @@ def _swap_in(document_id, expected_hash, sentences, windows, vectors) -> Documen
         document.pending_hash = ""
         document.pending_sentences = []
         document.ready_version = version
+        document.lease_owner = ""
+        document.lease_expires_at = None
+        document.attempts = 0
         document.status = Document.Status.READY
         document.progress = 100
         document.error = ""
@@ -373,11 +388,19 @@ def _swap_in(document_id, expected_hash, sentences, windows, vectors) -> Documen
     return document
 
 
-def _fail(document_id: int, expected_hash: str, reason: str) -> Document | None:
+def _still_ours(document: Document | None, expected_hash: str, owner: str | None) -> bool:
+    if document is None or document.pending_hash != expected_hash:
+        return False
+    return owner is None or document.lease_owner == owner
+
+
+def _fail(document_id: int, expected_hash: str, reason: str, *, owner: str | None = None) -> Document | None:
     with transaction.atomic():
         document = Document.objects.select_for_update().filter(pk=document_id).first()
-        if document is None or document.pending_hash != expected_hash:
+        if not _still_ours(document, expected_hash, owner):
             return None
+        document.lease_owner = ""
+        document.lease_expires_at = None
         document.pending_text = ""
         document.pending_hash = ""
         document.pending_sentences = []
@@ -396,6 +419,42 @@ def _fail(document_id: int, expected_hash: str, reason: str) -> Document | None:
 def _readable(exc: Exception) -> str:
     message = str(exc).strip() or exc.__class__.__name__
     return message[0].upper() + message[1:] if message else message
+
+
+def documents_reap(*, now=None) -> int:
+    """Re-queue embeddings whose worker died (lease expired), fail those that died too often, resend."""
+    now = now or timezone.now()
+    lease = timedelta(seconds=settings.JOB_LEASE_SECONDS)
+    expired = Document.objects.filter(
+        Q(lease_expires_at__lt=now) | Q(lease_expires_at__isnull=True, updated_at__lt=now - lease),
+        status__in=[Document.Status.PARSING, Document.Status.EMBEDDING],
+    )
+    touched = 0
+    for pk, digest, attempts, owner in expired.values_list("pk", "pending_hash", "attempts", "lease_owner"):
+        if jobs.attempts_exhausted(attempts):
+            reason = (
+                f"Embedding stopped its worker {attempts} times (killed, out of memory or restarted), "
+                "so it was given up; upload the file again to retry."
+            )
+            touched += _fail(pk, digest, reason, owner=owner) is not None
+            continue
+        touched += Document.objects.filter(
+            pk=pk,
+            pending_hash=digest,
+            lease_owner=owner,
+            status__in=[Document.Status.PARSING, Document.Status.EMBEDDING],
+        ).update(status=Document.Status.QUEUED, progress=0, resend_at=now, **jobs.RELEASED)
+    due = Document.objects.filter(status=Document.Status.QUEUED, resend_at__lte=now).exclude(pending_hash="")
+    for pk, digest in due.values_list("pk", "pending_hash"):
+        # Sent again one lease later if still unclaimed by then (the message may be lost).
+        if Document.objects.filter(pk=pk, pending_hash=digest, status=Document.Status.QUEUED).update(
+            resend_at=jobs.lease_until(now)
+        ):
+            from documents.tasks import embed_document
+
+            embed_document.delay(pk, digest)
+            touched += 1
+    return touched
 
 
 def _audit_document(actor, action: str, document: Document, detail: dict | None = None) -> None:

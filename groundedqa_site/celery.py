@@ -7,6 +7,8 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "groundedqa_site.settings")
 app = Celery("groundedqa")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+# The reaper lives with the site, not in an app.
+app.autodiscover_tasks(["groundedqa_site"])
 
 
 @signals.worker_init.connect

@@ -2,7 +2,9 @@
 
 Starts (or reuses) the embedded PostgreSQL, migrates, creates a demo admin the
 first time, starts two Celery workers (ingestion apart, so questions are
-answered while a corpus embeds) and the web server on 127.0.0.1:8000, then
+answered while a corpus embeds), a maintenance worker running Celery beat and
+the reaper that re-queues jobs whose worker died, and the web server on
+127.0.0.1:8000, then
 loads a demo corpus with a progress bar: the analyst benchmark from
 ../shared/data when it is there (the documents its questions need first),
 otherwise the small sample shipped in documents/demo_corpus. Ctrl-C stops
@@ -103,6 +105,15 @@ def start_children() -> list[subprocess.Popen]:
     specs = [
         ("ingestion-worker", worker + ["-Q", "ingestion", "-c", "1", "-n", "ingestion@%h"]),
         ("qa-worker", worker + ["-Q", "retrieval,generation,evaluation,default", "-c", "2", "-n", "qa@%h"]),
+        # A light process (no models) runs beat and the reaper it schedules every few seconds
+        # (groundedqa_site/tasks.py), so jobs of a dead worker come back even while the
+        # other workers are busy.
+        (
+            "maintenance-worker",
+            worker
+            + ["-B", "-s", str(settings.VAR_DIR / "celerybeat-schedule")]
+            + ["-Q", "maintenance", "-P", "solo", "-n", "maintenance@%h"],
+        ),
         ("web", web_server_command(python)),
     ]
     children = []

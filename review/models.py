@@ -14,6 +14,7 @@ from django.db import models
 from django.db.models import Q
 
 from documents.models import Corpus, Sentence
+from groundedqa_site.jobs import LeasedJob
 from qa.models import Answer, Question
 
 
@@ -209,7 +210,7 @@ class GoldCaseRevision(models.Model):
         return f"{self.gold_case_id} r{self.revision}"
 
 
-class EvaluationRun(models.Model):
+class EvaluationRun(LeasedJob):
     class Status(models.TextChoices):
         QUEUED = "queued"
         RUNNING = "running"

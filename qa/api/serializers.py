@@ -77,6 +77,7 @@ class QuestionSerializer(serializers.ModelSerializer):
             "preset",
             "status",
             "stage",
+            "attempts",
             "error",
             "answer",
             "config",

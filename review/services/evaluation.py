@@ -20,11 +20,13 @@ import logging
 from collections.abc import Callable, Mapping
 from datetime import timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import F, Q, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from groundedqa_site import jobs
 from groundedqa_site.api import ClientError
 from qa.models import Answer, Question
 from qa.pipeline.run import PipelineRun
@@ -37,8 +39,6 @@ from review.services.judge import configured_judge, judge_score
 
 logger = logging.getLogger(__name__)
 
-# A running run whose progress has not moved for this long may be claimed again.
-STALE_RUN_AFTER = timedelta(minutes=30)
 CONVENTIONS = ("report", "stated")
 FROM_SETTINGS = object()
 
@@ -118,6 +118,7 @@ def evaluation_run_create(
             convention=convention,
             progress_total=total,
             created_by=user,
+            resend_at=jobs.lease_until() if enqueue else None,
         )
         if enqueue:
             from review.tasks import run_evaluation
@@ -127,17 +128,59 @@ def evaluation_run_create(
     return run
 
 
-def _claim(run_id: int) -> bool:
+def _claim(run_id: int) -> str | None:
+    """Queued -> running under a lease; the lease owner, or None when another worker has it."""
     now = timezone.now()
-    claimable = Q(status=EvaluationRun.Status.QUEUED) | Q(
-        status=EvaluationRun.Status.RUNNING, updated_at__lt=now - STALE_RUN_AFTER
+    owner = jobs.new_owner()
+    claimed = EvaluationRun.objects.filter(status=EvaluationRun.Status.QUEUED, pk=run_id).update(
+        status=EvaluationRun.Status.RUNNING,
+        started_at=Coalesce("started_at", Value(now)),
+        updated_at=now,
+        lease_owner=owner,
+        lease_expires_at=jobs.lease_until(now),
+        attempts=F("attempts") + 1,
+        resend_at=None,
     )
-    return (
-        EvaluationRun.objects.filter(claimable, pk=run_id).update(
-            status=EvaluationRun.Status.RUNNING, started_at=Coalesce("started_at", Value(now)), updated_at=now
-        )
-        == 1
+    return owner if claimed else None
+
+
+def evaluation_runs_reap(*, now=None) -> int:
+    """Re-queue runs whose worker died (lease expired); fail those that died too often; resend due ones.
+
+    A re-queued run resumes where it stopped: finished cases are kept.
+    """
+    now = now or timezone.now()
+    lease = timedelta(seconds=settings.JOB_LEASE_SECONDS)
+    expired = EvaluationRun.objects.filter(
+        Q(lease_expires_at__lt=now) | Q(lease_expires_at__isnull=True, updated_at__lt=now - lease),
+        status=EvaluationRun.Status.RUNNING,
     )
+    touched = 0
+    for pk, attempts, owner in expired.values_list("pk", "attempts", "lease_owner"):
+        row = EvaluationRun.objects.filter(pk=pk, status=EvaluationRun.Status.RUNNING, lease_owner=owner)
+        if jobs.attempts_exhausted(attempts):
+            touched += row.update(
+                status=EvaluationRun.Status.FAILED,
+                finished_at=now,
+                updated_at=now,
+                error=f"The worker running this evaluation stopped {attempts} times (killed, out of memory "
+                "or restarted), so it was given up; the cases answered so far are kept.",
+                **jobs.RELEASED,
+            )
+        else:
+            touched += row.update(
+                status=EvaluationRun.Status.QUEUED, resend_at=now, updated_at=now, **jobs.RELEASED
+            )
+    due = EvaluationRun.objects.filter(status=EvaluationRun.Status.QUEUED, resend_at__lte=now)
+    for pk in due.values_list("pk", flat=True):
+        if EvaluationRun.objects.filter(pk=pk, status=EvaluationRun.Status.QUEUED).update(
+            resend_at=jobs.lease_until(now)
+        ):
+            from review.tasks import run_evaluation
+
+            run_evaluation.delay(pk)
+            touched += 1
+    return touched
 
 
 def evaluation_run_execute(
@@ -148,11 +191,17 @@ def evaluation_run_execute(
     on_progress: Callable[[int], None] | None = None,
 ) -> EvaluationRun | None:
     """Answer and score every case of a queued run; None when the run was not claimable."""
-    if not _claim(run_id):
+    owner = _claim(run_id)
+    if owner is None:
         logger.info("evaluation run %s: not claimable (done, running elsewhere or gone)", run_id)
         return None
     run = EvaluationRun.objects.select_related("benchmark", "created_by").get(pk=run_id)
-    answer_fn = answer_fn or default_answer_fn
+    with jobs.heartbeat(EvaluationRun, run_id, owner):
+        return _execute(run, answer_fn or default_answer_fn, judge, on_progress)
+
+
+def _execute(run: EvaluationRun, answer_fn: AnswerFn, judge, on_progress) -> EvaluationRun:
+    run_id = run.pk
     try:
         judge = configured_judge() if judge is FROM_SETTINGS else judge
         cases = selectors.run_cases(run)
@@ -175,6 +224,7 @@ def evaluation_run_execute(
     except Exception as exc:  # noqa: BLE001 - the failure is reported on the run, where its owner looks
         logger.exception("evaluation run %s failed", run_id)
         EvaluationRun.objects.filter(pk=run.pk).update(
+            **jobs.RELEASED,
             status=EvaluationRun.Status.FAILED,
             error=f"{type(exc).__name__}: {exc}",
             finished_at=timezone.now(),
@@ -276,5 +326,17 @@ def _finish(run: EvaluationRun, cases: list[GoldCase]) -> EvaluationRun:
         if failed:
             run.error = f"{len(failed)} of {len(cases)} case(s) got no answer; see their results."
     run.finished_at = timezone.now()
-    run.save(update_fields=["metrics", "status", "progress_done", "error", "finished_at", "updated_at"])
+    run.lease_owner, run.lease_expires_at = "", None
+    run.save(
+        update_fields=[
+            "metrics",
+            "status",
+            "progress_done",
+            "error",
+            "finished_at",
+            "updated_at",
+            "lease_owner",
+            "lease_expires_at",
+        ]
+    )
     return run

@@ -1,0 +1,668 @@
+"""Fault injection: questions answered while Celery worker processes are SIGKILLed at random points.
+
+``python -m bench faults [--questions N] [--brokers filesystem,redis]``
+
+Real parts only: `celery worker` processes (prefork, as ``make run`` starts
+them) and `celery beat` (the reaper) on the real broker (the file-system
+broker in a private folder, or a `redis-server` started on a spare port) and
+the benchmark's own PostgreSQL. Questions go in through ``qa.services.
+question_ask``, as the API sends them. A killer thread picks a question whose
+stage is running, waits a random fraction of a second (a random point of the
+stage) and SIGKILLs the worker process that holds its lease (the owner token
+names host and pid); now and then it kills a whole worker (main process and
+children) and starts it again. A monitor samples the questions every 0.2 s.
+
+Measured per round: questions lost (not done at the end), duplicated answers,
+and for every kill the time until the question was picked up again. The
+tests in tests/test_faults.py run a short round of the same harness.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+# --- brokers ------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class RedisServer:
+    """A private `redis-server` on a spare port, no persistence; ``url`` for Celery."""
+
+    def __init__(self) -> None:
+        self.binary = shutil.which("redis-server")
+        self.port = free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+
+    def __enter__(self) -> RedisServer:
+        if self.binary is None:
+            raise FileNotFoundError("redis-server is not installed (Debian: apt-get install redis-server)")
+        cmd = [
+            self.binary,
+            "--port",
+            str(self.port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+        ]
+        self.process = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
+                    return self
+            except OSError:
+                time.sleep(0.1)
+        self.process.kill()
+        raise RuntimeError(f"redis-server did not start on port {self.port}")
+
+    def __exit__(self, *exc) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=10)
+
+
+@contextmanager
+def use_broker(url: str, transport_options: dict | None = None, transport: str | None = None):
+    """Point this process's Celery producer at another broker for the block.
+
+    The app caches its connection and producer pools on first use; they are
+    dropped on the way in and out so the next ``.delay()`` connects anew.
+    """
+    from kombu import pools
+
+    from groundedqa_site.celery import app
+
+    saved = (app.conf.broker_url, app.conf.broker_transport_options, app.conf.broker_transport)
+
+    def switch(to_url, options, to_transport):
+        # kombu keeps pools per connection in a registry: closing one and switching back
+        # to the same URL would hand out the closed pool, so the registry is reset.
+        pools.reset()
+        app._pool = None
+        app.amqp._producer_pool = None
+        app.conf.broker_url, app.conf.broker_transport_options = to_url, options
+        app.conf.broker_transport = to_transport
+
+    switch(url, transport_options or {}, transport)
+    try:
+        yield
+    finally:
+        switch(*saved)
+
+
+# --- worker processes -----------------------------------------------------------
+
+
+MAINTENANCE_WORKER = [
+    "worker",
+    "-B",
+    "-Q",
+    "maintenance",
+    "-P",
+    "solo",
+    "-n",
+    "maintenance@%h",
+    "--without-gossip",
+    "--without-mingle",
+    "--without-heartbeat",
+]
+
+
+@dataclass(frozen=True)
+class WorkerSpec:
+    name: str
+    queues: str
+    concurrency: int = 2
+
+
+class Cluster:
+    """Celery workers and beat as separate processes, each in its own process group."""
+
+    def __init__(self, workdir: Path, env: dict[str, str], workers: list[WorkerSpec], *, beat: bool = True):
+        self.workdir, self.env, self.specs, self.beat = workdir, env, {w.name: w for w in workers}, beat
+        self.processes: dict[str, subprocess.Popen] = {}
+        self._marks: dict[str, int] = {}  # log size at each start: "ready." is looked for after it
+        self.restarts = 0
+
+    def __enter__(self) -> Cluster:
+        for name in self.specs:
+            self.start(name)
+        if self.beat:
+            # As ``make run`` does: one light process runs beat and the reaper it schedules.
+            args = [*MAINTENANCE_WORKER, "-s", str(self.workdir / "celerybeat-schedule"), "--loglevel=INFO"]
+            self._spawn("maintenance", args)
+        for name in [*self.specs, *(["maintenance"] if self.beat else [])]:
+            self.wait_ready(name)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for name in list(self.processes):
+            self.stop(name)
+
+    def log(self, name: str) -> Path:
+        return self.workdir / f"{name}.log"
+
+    def _spawn(self, name: str, args: list[str], *, ready: bytes | None = None) -> None:
+        cmd = [sys.executable, "-m", "celery", "-A", "groundedqa_site", *args]
+        with open(self.log(name), "ab") as out:
+            self.processes[name] = subprocess.Popen(
+                cmd, cwd=REPO, env=self.env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            )
+        if ready is not None:
+            self._wait_for(name, ready)
+
+    def start(self, name: str) -> None:
+        spec = self.specs[name]
+        log = self.log(name)
+        self._marks[name] = log.stat().st_size if log.exists() else 0
+        args = [
+            "worker",
+            "-Q",
+            spec.queues,
+            "-c",
+            str(spec.concurrency),
+            "-n",
+            f"{name}@%h",
+            "--loglevel=INFO",
+            "--without-gossip",
+            "--without-mingle",
+            "--without-heartbeat",
+        ]
+        self._spawn(name, args)
+
+    def wait_ready(self, name: str, timeout: float = 180) -> None:
+        self._wait_for(name, b"ready.", since=self._marks.get(name, 0), timeout=timeout)
+
+    def _wait_for(self, name: str, marker: bytes, *, since: int = 0, timeout: float = 180) -> None:
+        deadline = time.monotonic() + timeout
+        while marker not in self.log(name).read_bytes()[since:]:
+            if self.processes[name].poll() is not None or time.monotonic() > deadline:
+                tail = self.log(name).read_text(errors="replace")[-3000:]
+                raise RuntimeError(f"{name} did not start:\n{tail}")
+            time.sleep(0.1)
+
+    def stop(self, name: str) -> None:
+        process = self.processes.pop(name, None)
+        if process is None or process.poll() is not None:
+            return
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+    def kill_worker(self, name: str) -> None:
+        """SIGKILL a worker's main process and its children at once (a machine losing it)."""
+        process = self.processes.pop(name)
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+    def restart(self, name: str) -> None:
+        self.start(name)
+        self.wait_ready(name)
+        self.restarts += 1
+
+
+# --- one round -----------------------------------------------------------------
+
+
+@dataclass
+class Kill:
+    at: float
+    pid: int
+    question: int
+    stage: str
+    owner: str
+    whole_worker: str = ""
+    requeued_after: float | None = None  # back in the queue (or already taken again)
+    recovered_after: float | None = None  # picked up again by a worker, or done
+
+
+@dataclass
+class RoundResult:
+    broker: str
+    questions: int
+    done: int = 0
+    failed: int = 0
+    lost: int = 0
+    duplicated_answers: int = 0
+    failures: list[str] = field(default_factory=list)
+    kills: list[Kill] = field(default_factory=list)
+    wall_seconds: float = 0.0
+    longest_gap_between_answers: float = 0.0
+    worker_restarts: int = 0
+
+    @property
+    def recovery_seconds(self) -> list[float]:
+        return [k.recovered_after for k in self.kills if k.recovered_after is not None]
+
+    @property
+    def requeue_seconds(self) -> list[float]:
+        return [k.requeued_after for k in self.kills if k.requeued_after is not None]
+
+    @property
+    def unrecovered_kills(self) -> list[Kill]:
+        return [k for k in self.kills if k.recovered_after is None]
+
+    def as_dict(self) -> dict:
+        data = asdict(self)
+        data["recovery_seconds"] = self.recovery_seconds
+        data["requeue_seconds"] = self.requeue_seconds
+        return data
+
+
+def _pid_of(owner: str) -> int | None:
+    host, _, rest = owner.partition(":")
+    pid = rest.partition(":")[0]
+    return int(pid) if host == socket.gethostname() and pid.isdigit() else None
+
+
+class Killer(threading.Thread):
+    """SIGKILLs the process holding a random running question's lease, every ``interval`` seconds."""
+
+    def __init__(
+        self,
+        question_ids: Callable[[], list[int]],
+        *,
+        interval: tuple[float, float],
+        max_kills: int,
+        cluster: Cluster | None = None,
+        whole_worker_every: int = 0,
+        seed: int = 0,
+    ):
+        super().__init__(daemon=True)
+        self.question_ids, self.interval, self.max_kills = question_ids, interval, max_kills
+        self.cluster, self.whole_worker_every = cluster, whole_worker_every
+        self.random = random.Random(seed)
+        self.kills: list[Kill] = []
+        self.halt = threading.Event()
+        self.stages = ["retrieval", "generation"]
+        self.restarting: list[threading.Thread] = []
+
+    def run(self) -> None:
+        from django.db import connection
+
+        try:
+            while not self.halt.is_set() and len(self.kills) < self.max_kills:
+                if self.halt.wait(self.random.uniform(*self.interval)):
+                    return
+                self._kill_one()
+        finally:
+            connection.close()
+
+    def _kill_one(self) -> None:
+        from qa.models import Question
+
+        stage = self.stages[len(self.kills) % len(self.stages)]
+        deadline = time.monotonic() + 10
+        while not self.halt.is_set() and time.monotonic() < deadline:
+            running = list(
+                Question.objects.filter(
+                    pk__in=self.question_ids(), status=Question.Status.RUNNING, stage=stage
+                )
+                .exclude(lease_owner="")
+                .values_list("pk", "lease_owner")
+            )
+            if running:
+                break
+            time.sleep(0.02)
+        else:
+            return
+        pk, owner = self.random.choice(running)
+        time.sleep(self.random.uniform(0, 0.3))  # somewhere inside the stage
+        if not Question.objects.filter(pk=pk, lease_owner=owner).exists():
+            return
+        pid = _pid_of(owner)
+        if pid is None:
+            return
+        whole = ""
+        if (
+            self.cluster is not None
+            and self.whole_worker_every
+            and (len(self.kills) + 1) % self.whole_worker_every == 0
+        ):
+            whole = self._worker_of(pid)
+        if whole:
+            self.cluster.kill_worker(whole)
+        else:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                return
+        self.kills.append(Kill(time.monotonic(), pid, pk, stage, owner, whole_worker=whole))
+        if whole:
+            thread = threading.Thread(target=self._restart_later, args=(whole,), daemon=True)
+            self.restarting.append(thread)
+            thread.start()
+
+    def _worker_of(self, child_pid: int) -> str:
+        try:
+            parent = int(Path(f"/proc/{child_pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            return ""
+        for name, process in self.cluster.processes.items():
+            if process.pid == parent and name in self.cluster.specs:
+                return name
+        return ""
+
+    def _restart_later(self, name: str) -> None:
+        time.sleep(2)
+        self.cluster.restart(name)
+
+
+def watch(question_ids: list[int], kills: Callable[[], list[Kill]], *, timeout: float) -> dict[int, float]:
+    """Sample the questions every 0.2 s until all have ended or ``timeout``; mark kills recovered.
+
+    A kill is recovered when its question was picked up again: another worker
+    holds it, it moved past the killed stage, or it is done. Returns each
+    question's completion time (monotonic).
+    """
+    from django.db import connection
+
+    from qa.models import Question
+
+    finished: dict[int, float] = {}
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            now = time.monotonic()
+            rows = {
+                pk: (status, stage, owner)
+                for pk, status, stage, owner in Question.objects.filter(pk__in=question_ids).values_list(
+                    "pk", "status", "stage", "lease_owner"
+                )
+            }
+            for pk, (status, _, _) in rows.items():
+                if status in (Question.Status.DONE, Question.Status.FAILED) and pk not in finished:
+                    finished[pk] = now
+            for kill in kills():
+                if kill.recovered_after is not None or kill.question not in rows:
+                    continue
+                status, stage, owner = rows[kill.question]
+                moved_on = kill.stage == "retrieval" and stage == "generation"
+                taken = status == Question.Status.DONE or moved_on or (owner and owner != kill.owner)
+                if kill.requeued_after is None and (
+                    taken or (status == Question.Status.QUEUED and not owner)
+                ):
+                    kill.requeued_after = now - kill.at
+                if taken:
+                    kill.recovered_after = now - kill.at
+            if len(finished) == len(question_ids):
+                return finished
+            time.sleep(0.2)
+        return finished
+    finally:
+        connection.close()
+
+
+def fault_round(
+    *,
+    broker: str,
+    ask: Callable[[], int],
+    questions: int,
+    cluster: Cluster,
+    kill_interval: tuple[float, float],
+    max_kills: int,
+    whole_worker_every: int = 0,
+    ask_interval: float = 0.2,
+    timeout: float = 300,
+    seed: int = 0,
+) -> RoundResult:
+    """Ask ``questions`` questions (one every ``ask_interval`` s) while the killer works; then count."""
+    from qa.models import Answer, Question
+
+    ids: list[int] = []
+    killer = Killer(
+        lambda: list(ids),
+        interval=kill_interval,
+        max_kills=max_kills,
+        cluster=cluster,
+        whole_worker_every=whole_worker_every,
+        seed=seed,
+    )
+    started = time.monotonic()
+    killer.start()
+    for _ in range(questions):
+        ids.append(ask())
+        time.sleep(ask_interval)
+    finished = watch(ids, lambda: killer.kills, timeout=timeout)
+    killer.halt.set()
+    killer.join(timeout=30)
+    # A whole-worker restart still under way finishes before the caller stops the cluster.
+    for thread in killer.restarting:
+        thread.join(timeout=180)
+    result = RoundResult(broker=broker, questions=questions, kills=killer.kills)
+    result.wall_seconds = time.monotonic() - started
+    rows = list(Question.objects.filter(pk__in=ids).values_list("pk", "status", "error"))
+    result.done = sum(1 for _, status, _ in rows if status == Question.Status.DONE)
+    result.failed = sum(1 for _, status, _ in rows if status == Question.Status.FAILED)
+    result.failures = [
+        f"question {pk}: {error}" for pk, status, error in rows if status == Question.Status.FAILED
+    ]
+    result.lost = questions - result.done - result.failed
+    result.duplicated_answers = Answer.objects.filter(question_id__in=ids).count() - result.done
+    times = sorted(finished.values())
+    result.longest_gap_between_answers = max(
+        (b - a for a, b in zip([started, *times], times, strict=False)), default=0.0
+    )
+    result.worker_restarts = cluster.restarts
+    return result
+
+
+def cluster_environment(
+    *, database: str, broker_url: str, broker_dir: Path | None, lease: int, heartbeat: int, reaper: int
+) -> dict[str, str]:
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "groundedqa_site.settings",
+        "GROUNDEDQA_DATABASE_NAME": database,
+        "CELERY_BROKER_URL": broker_url,
+        "JOB_LEASE_SECONDS": str(lease),
+        "JOB_HEARTBEAT_SECONDS": str(heartbeat),
+        "JOB_REAPER_INTERVAL_SECONDS": str(reaper),
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "LOG_LEVEL": "INFO",
+    }
+    if broker_dir is not None:
+        env["CELERY_BROKER_DIR"] = str(broker_dir)
+    return env
+
+
+def private_folder(prefix: str) -> Path:
+    return Path(tempfile.mkdtemp(prefix=prefix))
+
+
+# --- python -m bench faults ----------------------------------------------------------
+
+DEMO_QUESTIONS = [
+    "What is the capital of Westmere?",
+    "How many containers did the Port of Westmere handle in 2024?",
+    "How many residents were evacuated after the floods?",
+    "When did Westmere gain independence?",
+    "How many staff did the port authority employ?",
+]
+
+
+def _bench_corpus():
+    """The three demo documents in a corpus of the benchmark database, embedded in this process once."""
+    from django.contrib.auth import get_user_model
+
+    from documents import services
+    from documents.embedding import get_embedder
+    from documents.models import Corpus, Document, Team
+
+    team, _ = Team.objects.get_or_create(name="bench-faults")
+    corpus = Corpus.objects.filter(name="bench-faults").first() or services.corpus_create(
+        name="bench-faults", team=team
+    )
+    for path in sorted((REPO / "documents" / "demo_corpus").glob("*.txt")):
+        for parsed in services.parse_upload(filename=path.name, data=path.read_bytes()):
+            submitted = services.document_stage(
+                corpus=corpus, parsed=parsed, filename=path.name, enqueue=False
+            )
+            if submitted.changed:
+                document = Document.objects.get(pk=submitted.document.pk)
+                services.document_embed(
+                    document_id=document.pk, expected_hash=document.pending_hash, embedder=get_embedder()
+                )
+    user, _ = get_user_model().objects.get_or_create(username="bench-faults")
+    team.members.add(user)
+    return corpus, user
+
+
+def _round(args, broker: str, corpus, user, workdir: Path) -> RoundResult:
+    from django.conf import settings
+    from django.db import connection
+
+    from groundedqa_site.broker import folder_options
+    from qa import services
+
+    asked = []
+
+    def ask() -> int:
+        text = DEMO_QUESTIONS[len(asked) % len(DEMO_QUESTIONS)]
+        asked.append(text)
+        return services.question_ask(user=user, corpus=corpus, text=text, preset="default").pk
+
+    lease, heartbeat, reaper = (
+        settings.JOB_LEASE_SECONDS,
+        settings.JOB_HEARTBEAT_SECONDS,
+        settings.JOB_REAPER_INTERVAL_SECONDS,
+    )
+    workers = [
+        WorkerSpec("qa1", "retrieval,generation,default", 2),
+        WorkerSpec("qa2", "retrieval,generation,default", 2),
+    ]
+    questions = args.questions or (20 if args.quick else 100)
+    options = dict(
+        broker=broker,
+        ask=ask,
+        questions=questions,
+        kill_interval=(2.0, 5.0),
+        max_kills=max(questions // 5, 2),
+        whole_worker_every=5,
+        ask_interval=1.0,
+        timeout=900,
+    )
+    database = connection.settings_dict["NAME"]
+    if broker == "filesystem":
+        folder = workdir / "broker"
+        env = cluster_environment(
+            database=database,
+            broker_url="filesystem://",
+            broker_dir=folder,
+            lease=lease,
+            heartbeat=heartbeat,
+            reaper=reaper,
+        )
+        with use_broker("filesystem://", folder_options(folder), "groundedqa_site.broker:Transport"):
+            with Cluster(workdir, env, workers) as cluster:
+                return fault_round(cluster=cluster, **options)
+    with RedisServer() as redis, use_broker(redis.url):
+        env = cluster_environment(
+            database=database,
+            broker_url=redis.url,
+            broker_dir=None,
+            lease=lease,
+            heartbeat=heartbeat,
+            reaper=reaper,
+        )
+        with Cluster(workdir, env, workers) as cluster:
+            return fault_round(cluster=cluster, **options)
+
+
+def run(args) -> None:
+    from bench.common import BENCH_VAR_DIR, log, print_table, setup_django, write_result
+
+    setup_django()
+    from django.conf import settings
+
+    corpus, user = _bench_corpus()
+    brokers = [b for b in (args.brokers or "filesystem,redis").split(",") if b]
+    results = []
+    for broker in brokers:
+        if broker == "redis" and shutil.which("redis-server") is None:
+            log("redis-server is not installed; the Redis round is skipped")
+            continue
+        BENCH_VAR_DIR.mkdir(parents=True, exist_ok=True)
+        workdir = Path(tempfile.mkdtemp(prefix=f"faults-{broker}-", dir=BENCH_VAR_DIR))
+        log(f"{broker}: workers, beat and logs in {workdir}")
+        results.append(_round(args, broker, corpus, user, workdir))
+    rows = []
+    for r in results:
+        recovery, requeue = sorted(r.recovery_seconds), sorted(r.requeue_seconds)
+        rows.append(
+            [
+                r.broker,
+                r.questions,
+                r.done,
+                r.failed,
+                r.lost,
+                r.duplicated_answers,
+                len(r.kills),
+                sum(1 for k in r.kills if k.whole_worker),
+                f"{max(requeue):.1f}" if requeue else "-",
+                f"{recovery[len(recovery) // 2]:.1f}" if recovery else "-",
+                f"{max(recovery):.1f}" if recovery else "-",
+                len(r.unrecovered_kills),
+                f"{r.longest_gap_between_answers:.1f}",
+                f"{r.wall_seconds:.0f}",
+            ]
+        )
+    print_table(
+        f"Questions with worker processes SIGKILLed at random points of their stages "
+        f"(lease {settings.JOB_LEASE_SECONDS} s, heartbeat {settings.JOB_HEARTBEAT_SECONDS} s, "
+        f"reaper every {settings.JOB_REAPER_INTERVAL_SECONDS} s)",
+        [
+            "broker",
+            "asked",
+            "done",
+            "failed",
+            "lost",
+            "dup. answers",
+            "kills",
+            "whole workers",
+            "requeued max s",
+            "picked up p50 s",
+            "picked up max s",
+            "never picked up",
+            "longest gap s",
+            "wall s",
+        ],
+        rows,
+    )
+    write_result(
+        "faults",
+        {
+            "lease_seconds": settings.JOB_LEASE_SECONDS,
+            "heartbeat_seconds": settings.JOB_HEARTBEAT_SECONDS,
+            "reaper_interval_seconds": settings.JOB_REAPER_INTERVAL_SECONDS,
+            "rounds": [r.as_dict() for r in results],
+        },
+        quick=args.quick,
+    )

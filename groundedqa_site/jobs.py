@@ -1,0 +1,124 @@
+"""Leases on claimed jobs: what lets a job outlive the worker that was running it.
+
+Every job (a question's stage, a document's embedding, an evaluation run) is a
+row claimed with one conditional UPDATE that also writes a lease: an owner
+token and an expiry. While the job runs, ``heartbeat`` renews the expiry from a
+thread of the worker process; if the process dies (SIGKILL, out of memory,
+machine restart) the renewals stop with it. The reaper (``groundedqa_site.
+tasks.reap_jobs``, run by Celery beat) then finds the expired lease, puts the
+job back in its queue, and sends its task again. Every write that ends a job
+is fenced on the owner token, so a worker that lost its lease (frozen, cut off
+from the database) and comes back cannot overwrite the job's new owner.
+
+The claim also counts attempts: a job that keeps killing its worker ends
+failed with a readable error after ``JOB_MAX_ATTEMPTS`` claims instead of
+looping forever.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+import socket
+import threading
+import uuid
+from contextlib import contextmanager
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import DatabaseError, InterfaceError, OperationalError, connection, models
+from django.utils import timezone
+
+logger = logging.getLogger("groundedqa.jobs")
+
+# Errors after which a later attempt may well succeed. LLM errors carry their own
+# ``retryable`` flag (qa.pipeline.llm.LLMError) and are judged by ``is_transient``.
+TRANSIENT_DATABASE_ERRORS = (OperationalError, InterfaceError)
+
+
+class LeasedJob(models.Model):
+    """The columns every claimable job carries."""
+
+    # "host:pid:token" of the worker running it, renewed by its heartbeat until lease_expires_at.
+    lease_owner = models.CharField(max_length=100, blank=True)
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)  # claims without finishing
+    resend_at = models.DateTimeField(null=True, blank=True)  # a queued job's task is (re)sent then
+
+    class Meta:
+        abstract = True
+
+
+RELEASED = {"lease_owner": "", "lease_expires_at": None}
+
+
+def new_owner() -> str:
+    """A lease owner token that also says which worker process holds it (shown in traces and logs)."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+def lease_until(now: datetime | None = None) -> datetime:
+    return (now or timezone.now()) + timedelta(seconds=settings.JOB_LEASE_SECONDS)
+
+
+def retry_at(attempt: int, now: datetime | None = None) -> datetime:
+    """When a job that failed transiently on its ``attempt``-th try runs again (exponential, jittered)."""
+    base = settings.JOB_RETRY_BACKOFF_SECONDS * 2 ** max(attempt - 1, 0)
+    return (now or timezone.now()) + timedelta(seconds=min(base, 600) * random.uniform(0.8, 1.2))
+
+
+def is_transient(exc: BaseException) -> bool:
+    if isinstance(exc, TRANSIENT_DATABASE_ERRORS):
+        return True
+    return bool(getattr(exc, "retryable", False))
+
+
+def attempts_exhausted(attempts: int) -> bool:
+    return attempts >= settings.JOB_MAX_ATTEMPTS
+
+
+def reset_connection_after(exc: BaseException) -> None:
+    """After a lost database connection, drop it so the next query opens a fresh one."""
+    if isinstance(exc, TRANSIENT_DATABASE_ERRORS):
+        try:
+            connection.close()
+        except DatabaseError:
+            pass
+
+
+@contextmanager
+def heartbeat(model, pk: int, owner: str):
+    """Renew the lease of ``model`` row ``pk`` held by ``owner`` until the block ends.
+
+    The renewals run on a thread of their own, with their own database
+    connection, so a stage busy in C code (an encoder, a BM25 build) still
+    renews. If a renewal finds the lease taken over, it stops: the stage's own
+    fenced writes will then be refused.
+    """
+    stop = threading.Event()
+
+    def renew() -> None:
+        try:
+            while not stop.wait(settings.JOB_HEARTBEAT_SECONDS):
+                try:
+                    held = model.objects.filter(pk=pk, lease_owner=owner).update(
+                        lease_expires_at=lease_until()
+                    )
+                except DatabaseError as exc:
+                    logger.warning("%s %s: lease renewal failed (%s); retrying", model.__name__, pk, exc)
+                    reset_connection_after(exc)
+                    continue
+                if not held:
+                    logger.warning("%s %s: lease of %s was taken over or ended", model.__name__, pk, owner)
+                    return
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=renew, name=f"lease-{model.__name__}-{pk}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(timeout=settings.JOB_LEASE_SECONDS)

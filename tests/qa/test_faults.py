@@ -1,0 +1,214 @@
+"""Fault injection, short version (``python -m bench faults`` runs the long one).
+
+Real `celery worker` processes (prefork, two per worker, as ``make run`` runs
+them), `celery beat` running the reaper, the real broker (the file-system one
+in a private folder, or a private `redis-server`) and the test database.
+Worker processes are SIGKILLed at random points of the retrieval and
+generation stages; one kill takes a whole worker (main process and children),
+which is then started again. Leases are short here (6 s) to keep the run brief;
+the defaults are in settings.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+
+import pytest
+from django.db import connection
+
+from bench.faults import Cluster, RedisServer, WorkerSpec, cluster_environment, fault_round, use_broker
+from documents import services as documents_services
+from documents.models import Document
+from groundedqa_site.broker import folder_options
+from qa import services
+from qa.models import Question
+from tests.conftest import wait_for
+from tests.qa.test_api import client_for
+
+pytestmark = [pytest.mark.faults, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+
+LEASE, HEARTBEAT, REAPER = 6, 2, 1
+# A killed stage is back in the queue within the lease plus one reaper period; the
+# slack is for a loaded machine. Being picked up again then waits for a free worker
+# process, which the bench measures (recovered_after) but no test bounds.
+REQUEUE_BOUND = LEASE + REAPER + 10
+QA_QUEUES = "retrieval,generation,default"
+
+
+@pytest.fixture(autouse=True)
+def short_leases(settings):
+    """This process asks the questions; its resend deadlines follow the cluster's lease."""
+    settings.JOB_LEASE_SECONDS, settings.JOB_HEARTBEAT_SECONDS = LEASE, HEARTBEAT
+
+
+FILESYSTEM_TRANSPORT = "groundedqa_site.broker:Transport"
+
+
+def start_cluster(folder, broker_url, broker_dir=None, workers=None) -> Cluster:
+    env = cluster_environment(
+        database=connection.settings_dict["NAME"],
+        broker_url=broker_url,
+        broker_dir=broker_dir,
+        lease=LEASE,
+        heartbeat=HEARTBEAT,
+        reaper=REAPER,
+    )
+    workers = workers or [WorkerSpec("qa1", QA_QUEUES, 2), WorkerSpec("qa2", QA_QUEUES, 2)]
+    return Cluster(folder, env, workers)
+
+
+@pytest.fixture(scope="module")
+def filesystem_cluster(django_db_setup, django_db_blocker, tmp_path_factory):
+    """Two QA workers, an ingestion worker and the maintenance worker on a private broker folder."""
+    folder = tmp_path_factory.mktemp("faults-filesystem")
+    broker = folder / "broker"
+    workers = [
+        WorkerSpec("qa1", QA_QUEUES, 2),
+        WorkerSpec("qa2", QA_QUEUES, 2),
+        WorkerSpec("ingestion", "ingestion,ingestion-bulk", 1),
+    ]
+    with django_db_blocker.unblock():
+        database = connection.settings_dict["NAME"]
+    with use_broker("filesystem://", folder_options(broker), FILESYSTEM_TRANSPORT):
+        env = cluster_environment(
+            database=database,
+            broker_url="filesystem://",
+            broker_dir=broker,
+            lease=LEASE,
+            heartbeat=HEARTBEAT,
+            reaper=REAPER,
+        )
+        with Cluster(folder, env, workers) as cluster:
+            yield cluster
+
+
+def asker(user, corpus):
+    texts = [
+        "What is the capital of Westmere?",
+        "How many staff did the port authority employ?",
+        "How many containers did the Port of Westmere handle in 2024?",
+        "When did Westmere gain independence?",
+    ]
+    asked = []
+
+    def ask() -> int:
+        text = texts[len(asked) % len(texts)]
+        asked.append(text)
+        return services.question_ask(user=user, corpus=corpus, text=text).pk
+
+    return ask
+
+
+def assert_survived(result) -> None:
+    assert result.kills, "the killer found no running stage to kill"
+    assert result.lost == 0, f"{result.lost} question(s) never finished"
+    assert result.failed == 0, result.failures
+    assert result.duplicated_answers == 0
+    assert not result.unrecovered_kills, result.unrecovered_kills
+    assert max(result.requeue_seconds) <= REQUEUE_BOUND, result.kills
+
+
+def test_killed_workers_lose_no_question_on_the_file_system_broker(filesystem_cluster, analyst, westmere):
+    result = fault_round(
+        broker="filesystem",
+        ask=asker(analyst, westmere),
+        questions=8,
+        cluster=filesystem_cluster,
+        kill_interval=(0.5, 1.5),
+        max_kills=3,
+        whole_worker_every=3,
+        timeout=150,
+    )
+    assert_survived(result)
+    assert any(k.whole_worker for k in result.kills)
+
+
+def test_killed_workers_lose_no_question_on_redis(analyst, westmere, tmp_path):
+    if shutil.which("redis-server") is None:
+        pytest.skip("redis-server is not installed (Debian: apt-get install redis-server)")
+    with RedisServer() as redis, use_broker(redis.url):
+        with start_cluster(tmp_path, redis.url) as cluster:
+            result = fault_round(
+                broker="redis",
+                ask=asker(analyst, westmere),
+                questions=6,
+                cluster=cluster,
+                kill_interval=(0.5, 1.5),
+                max_kills=2,
+                timeout=150,
+            )
+    assert_survived(result)
+
+
+BULLETIN = (
+    "Westmere Bulletin {n}\n\nThe harbour office {n} recorded {m} arrivals in week {n}. "
+    "Inspectors checked {m} cranes."
+)
+
+
+def test_questions_asked_during_ingestion_all_succeed(filesystem_cluster, analyst, westmere):
+    for n in range(30):
+        text = BULLETIN.format(n=n, m=100 + n)
+        documents_services.documents_submit(corpus=westmere, filename=f"bulletin-{n}.txt", data=text.encode())
+    # Once the ingestion worker has its model loaded, documents turn ready one after another.
+    wait_for(
+        lambda: Document.objects.filter(
+            corpus=westmere, external_id__startswith="bulletin", status="ready"
+        ).exists(),
+        timeout=120,
+        message="the first bulletin to be ready",
+    )
+    ask = asker(analyst, westmere)
+    ids = []
+    for _ in range(6):
+        ids.append(ask())
+        wait_for(lambda: Question.objects.get(pk=ids[-1]).status != "queued", timeout=60, message="a claim")
+    wait_for(
+        lambda: not Question.objects.filter(pk__in=ids, status__in=["queued", "running"]).exists(),
+        timeout=120,
+        message="the questions to finish",
+    )
+    questions = list(Question.objects.filter(pk__in=ids))
+    assert [q.error for q in questions if q.status != "done"] == []
+    # They really ran while documents turned ready: they read different corpus versions.
+    assert len({q.corpus_version for q in questions}) > 1
+
+
+def read_only_folder(tmp_path):
+    """A broker folder that refuses writes: chmod for a normal user, a read-only tmpfs for root."""
+    folder = tmp_path / "read-only-broker"
+    folder.mkdir()
+    if os.geteuid() != 0:
+        options = folder_options(folder)
+        (folder / "queue").chmod(0o555)
+        return options, lambda: (folder / "queue").chmod(0o755)
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(folder)], capture_output=True
+    )
+    if mounted.returncode != 0:
+        pytest.skip(f"running as root and cannot mount a read-only folder: {mounted.stderr.decode().strip()}")
+    options = folder_options(folder)
+    subprocess.run(["mount", "-o", "remount,ro", str(folder)], check=True)
+    return options, lambda: subprocess.run(["umount", str(folder)], check=False)
+
+
+def test_a_read_only_broker_folder_gives_a_clear_error(analyst, westmere, tmp_path):
+    options, restore = read_only_folder(tmp_path)
+    try:
+        with use_broker("filesystem://", options, FILESYSTEM_TRANSPORT):
+            response = client_for(analyst).post(
+                "/api/questions/",
+                {"corpus": westmere.name, "question": "What is the capital of Westmere?"},
+                format="json",
+            )
+    finally:
+        restore()
+    assert response.status_code == 503, response.content
+    detail = response.json()["detail"]
+    assert "job queue did not accept" in detail
+    assert "Read-only file system" in detail or "Permission denied" in detail
+    assert "CELERY_BROKER_DIR" in detail
+    question = Question.objects.get(text="What is the capital of Westmere?")
+    assert question.status == Question.Status.FAILED and question.error == detail

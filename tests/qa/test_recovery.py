@@ -1,0 +1,157 @@
+"""Questions survive their worker: leases, the reaper, retries of transient failures, fenced writes.
+
+Real rows and, where a task must run, the real Celery worker process. "A worker
+died" is staged the way it looks in the database: the stage claimed, its lease
+expired, nobody finishing it.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from qa import clients, services
+from qa.models import Answer, Question
+from tests.conftest import wait_for
+from tests.qa.pipeline.test_llm_clients import FakeChatServer, openai_client
+from tests.qa.test_api import client_for
+
+CAPITAL = "What is the capital of Westmere?"
+
+
+def ask_in_process(user, corpus, text=CAPITAL, preset="default") -> Question:
+    return services._create_question(user=user, corpus=corpus, text=text, preset=preset, conversation=None)
+
+
+def die_during(question: Question, stage: str, *, attempts: int = 1) -> None:
+    """Leave ``question`` as a worker killed in ``stage`` leaves it: claimed, lease run out."""
+    waiting = services.WAITING_STAGE[stage]
+    assert services._claim(question.pk, waiting_stage=waiting, stage=stage) is not None
+    Question.objects.filter(pk=question.pk).update(
+        attempts=attempts, lease_expires_at=timezone.now() - timedelta(seconds=1)
+    )
+
+
+def api_status(client, question: Question) -> dict:
+    return client.get(f"/api/questions/{question.pk}/").json()
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.worker
+@pytest.mark.parametrize("stage", ["retrieval", "generation"])
+def test_a_stage_whose_worker_died_is_picked_up_again_and_answered_once(
+    celery_worker_process, analyst, westmere, stage
+):
+    question = ask_in_process(analyst, westmere)
+    if stage == "generation":
+        assert services.question_retrieve(question_id=question.pk)
+    die_during(question, stage)
+    client = client_for(analyst)
+    assert api_status(client, question)["status"] == "running"
+
+    services.questions_reap()
+
+    body = wait_for(
+        lambda: (b := api_status(client, question))["status"] in ("done", "failed") and b,
+        message="the re-queued question to be answered",
+    )
+    assert body["status"] == "done", body["error"]
+    assert "Arlen" in body["answer"]["text"]
+    assert Answer.objects.filter(question=question).count() == 1
+
+
+@pytest.mark.django_db
+def test_a_question_that_keeps_killing_its_worker_ends_failed_with_a_reason(analyst, westmere):
+    question = ask_in_process(analyst, westmere)
+    die_during(question, "retrieval", attempts=3)
+
+    services.questions_reap()
+
+    body = api_status(client_for(analyst), question)
+    assert body["status"] == "failed"
+    assert "stopped 3 times" in body["error"] and "Ask again" in body["error"]
+    assert body["attempts"] == 3
+
+
+@pytest.mark.django_db
+def test_a_running_stage_with_a_live_lease_is_left_alone(analyst, westmere):
+    question = ask_in_process(analyst, westmere)
+    assert services._claim(question.pk, waiting_stage="", stage="retrieval") is not None
+
+    assert services.questions_reap() == 0
+
+    question.refresh_from_db()
+    assert (question.status, question.stage) == (Question.Status.RUNNING, "retrieval")
+
+
+@pytest.mark.django_db
+def test_a_stage_that_lost_its_lease_writes_no_second_answer(analyst, westmere):
+    question = ask_in_process(analyst, westmere)
+    assert services.question_retrieve(question_id=question.pk)
+    presumed_dead = services._claim(question.pk, waiting_stage="generation", stage="generation")
+    Question.objects.filter(pk=question.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
+    services.questions_reap()
+    # The re-queued stage runs and answers ...
+    assert services.question_generate(question_id=question.pk) is not None
+    # ... and the worker presumed dead comes back and tries to store its own answer.
+    services._generate_claimed(presumed_dead, retry=True)
+
+    assert Answer.objects.filter(question=question).count() == 1
+    question.refresh_from_db()
+    assert question.status == Question.Status.DONE
+
+
+def unavailable_llm(monkeypatch, responses) -> FakeChatServer:
+    server = FakeChatServer(responses)
+    monkeypatch.setattr(clients, "get_llm_or_none", lambda: openai_client(server.url))
+    return server
+
+
+OK_REPLY = {"choices": [{"message": {"content": "The capital of Westmere is Arlen [S2]."}}]}
+
+
+@pytest.mark.django_db
+def test_an_llm_outage_is_retried_later_and_ends_with_a_readable_error(monkeypatch, analyst, westmere):
+    question = ask_in_process(analyst, westmere, preset="rag")
+    assert services.question_retrieve(question_id=question.pk)
+    with unavailable_llm(monkeypatch, [(503, {"error": "overloaded"})]):
+        for attempt in (1, 2):
+            assert services.question_generate(question_id=question.pk) is None
+            question.refresh_from_db()
+            # Back in the queue, to be sent again after a growing pause, not failed.
+            assert (question.status, question.stage) == (Question.Status.QUEUED, "generation")
+            assert question.resend_at > timezone.now()
+            assert question.attempts == attempt
+        services.question_generate(question_id=question.pk)
+
+    body = api_status(client_for(analyst), question)
+    assert body["status"] == "failed"
+    assert "unavailable (HTTP 503)" in body["error"] and "attempt 3 of 3" in body["error"]
+
+
+@pytest.mark.django_db
+def test_an_llm_that_recovers_answers_the_question(monkeypatch, analyst, westmere):
+    question = ask_in_process(analyst, westmere, preset="rag")
+    assert services.question_retrieve(question_id=question.pk)
+    with unavailable_llm(monkeypatch, [(502, {"error": "bad gateway"}), (200, OK_REPLY)]):
+        assert services.question_generate(question_id=question.pk) is None
+        answer = services.question_generate(question_id=question.pk)
+
+    assert answer is not None and "Arlen" in answer.text
+    question.refresh_from_db()
+    assert question.status == Question.Status.DONE
+
+
+@pytest.mark.django_db
+def test_a_permanent_llm_error_fails_at_once(monkeypatch, analyst, westmere):
+    question = ask_in_process(analyst, westmere, preset="rag")
+    assert services.question_retrieve(question_id=question.pk)
+    with unavailable_llm(monkeypatch, [(400, {"error": "context length exceeded"})]):
+        services.question_generate(question_id=question.pk)
+
+    question.refresh_from_db()
+    assert question.status == Question.Status.FAILED
+    assert "refused the request (HTTP 400)" in question.error
+    assert question.attempts == 1
