@@ -29,9 +29,14 @@ def corpus_get_for_user(user, *, pk=None, name=None) -> Corpus:
 
 
 def corpora_with_counts(user) -> QuerySet[Corpus]:
-    return corpora_for_user(user).annotate(
-        document_count=Count("documents", distinct=True),
-        ready_count=Count("documents", filter=Q(documents__status=Document.Status.READY), distinct=True),
+    # Ordered, so that pages of the API's list are stable.
+    return (
+        corpora_for_user(user)
+        .annotate(
+            document_count=Count("documents", distinct=True),
+            ready_count=Count("documents", filter=Q(documents__status=Document.Status.READY), distinct=True),
+        )
+        .order_by("name")
     )
 
 

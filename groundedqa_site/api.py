@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from django.http import JsonResponse
+from django.views.defaults import page_not_found
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
@@ -21,3 +23,10 @@ def exception_handler(exc, context):
     if isinstance(exc, ClientError):
         return Response({"detail": str(exc)}, status=exc.http_status)
     return drf_exception_handler(exc, context)
+
+
+def not_found(request, exception=None):
+    """404 for URLs no view matched: JSON under /api/, Django's page elsewhere."""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"detail": "Not found."}, status=404)
+    return page_not_found(request, exception)

@@ -22,14 +22,52 @@ COMMON_ERRORS = {
 }
 
 
+# DRF's validation errors name the fields: {"question": ["This field is required."]},
+# or {"detail": "..."} for errors that concern the whole request.
+VALIDATION_ERROR = {
+    "type": "object",
+    "additionalProperties": True,
+    "description": 'Field name -> list of messages, or {"detail": message}.',
+}
+
+
 class GroundedQASchema(AutoSchema):
     def _get_response_bodies(self, direction="response"):
         responses = super()._get_response_bodies(direction)
         if direction != "response":
             return responses
-        for code, description in COMMON_ERRORS.items():
-            if code not in responses:
-                response = self._get_response_for_code(ErrorSerializer, code, direction=direction)
-                response["description"] = description
-                responses[code] = response
+        takes_input = self.method in ("POST", "PUT", "PATCH") or bool(self.get_filter_backends())
+        # A path id, a body naming a corpus or team, or a page number past the end: 404.
+        names_objects = "{" in self.path or takes_input or bool(self._query_parameters())
+        errors = dict(COMMON_ERRORS)
+        if names_objects:
+            errors["404"] = "Not found: no such object, or it belongs to a team you are not in."
+        for code, description in errors.items():
+            self._document(responses, code, ErrorSerializer, description)
+        if takes_input or self._query_parameters():
+            self._document(responses, "400", VALIDATION_ERROR, "The request is invalid; the body says why.")
         return responses
+
+    def _map_serializer_field(self, field, direction, bypass_extensions=False):
+        schema = super()._map_serializer_field(field, direction, bypass_extensions)
+        # DRF refuses "" and, trimming first, "   " for a CharField without allow_blank;
+        # say so, so a client (and schemathesis) knows such a value is invalid.
+        if (
+            direction == "request"
+            and isinstance(field, serializers.CharField)
+            and not field.allow_blank
+            and schema.get("type") == "string"
+        ):
+            schema.setdefault("minLength", 1)
+            if field.trim_whitespace:
+                schema.setdefault("pattern", r"\S")
+        return schema
+
+    def _document(self, responses: dict, code: str, body, description: str) -> None:
+        if code not in responses:
+            response = self._get_response_for_code(body, code, direction="response")
+            response["description"] = description
+            responses[code] = response
+
+    def _query_parameters(self) -> list:
+        return [p for p in self._get_parameters() if p.get("in") == "query"]

@@ -220,6 +220,10 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "groundedqa_site.api.exception_handler",
+    # JSON bodies only, so what the schema promises is what the server reads (form encodings
+    # cannot carry lists and nulls faithfully); the upload endpoint takes multipart itself.
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "TEST_REQUEST_DEFAULT_FORMAT": "json",
     # Over the limit a client gets 429 with a Retry-After header; limits are per token or user
     # for signed-in clients and per address otherwise ("N/second|minute|hour|day").
     "DEFAULT_THROTTLE_CLASSES": [
@@ -239,6 +243,8 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Grounded question answering with sentence-level citations.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Request bodies get components of their own (read-only fields out, input rules in).
+    "COMPONENT_SPLIT_REQUEST": True,
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",

@@ -16,3 +16,6 @@ urlpatterns = [
     path("api/", include("review.api.urls")),
     path("", include("ui.urls")),
 ]
+
+# Unmatched /api/ URLs (a negative id, a typo) answer JSON like every other API error.
+handler404 = "groundedqa_site.api.not_found"

@@ -1,15 +1,26 @@
 from __future__ import annotations
 
 from rest_framework import serializers
+from rest_framework.exceptions import NotFound
 from rest_framework.reverse import reverse
 
 from documents.models import Corpus, Document, Team
 
 
+class TeamNameField(serializers.SlugRelatedField):
+    """A team by name; a name that matches no team is a 404, like any other missing object."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, str) and not self.get_queryset().filter(name=data).exists():
+            raise NotFound(f"No team named {data!r}.")
+        return super().to_internal_value(data)
+
+
 class CorpusSerializer(serializers.ModelSerializer):
-    team = serializers.SlugRelatedField(slug_field="name", queryset=Team.objects.all())
-    document_count = serializers.IntegerField(read_only=True, default=None)
-    ready_count = serializers.IntegerField(read_only=True, default=None)
+    team = TeamNameField(slug_field="name", queryset=Team.objects.all())
+    # Counted only where the corpus was listed; a corpus just created has no counts yet.
+    document_count = serializers.IntegerField(read_only=True, default=None, allow_null=True)
+    ready_count = serializers.IntegerField(read_only=True, default=None, allow_null=True)
 
     class Meta:
         model = Corpus
@@ -49,5 +60,7 @@ class DocumentSerializer(serializers.ModelSerializer):
 
 
 class UploadSerializer(serializers.Serializer):
-    files = serializers.ListField(child=serializers.FileField(allow_empty_file=True), allow_empty=False)
+    files = serializers.ListField(
+        child=serializers.FileField(allow_empty_file=True), allow_empty=False, min_length=1
+    )
     external_id = serializers.CharField(required=False, help_text="Only with a single file.")

@@ -5,8 +5,8 @@ from __future__ import annotations
 from django.db.models import Count
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, status
-from rest_framework.exceptions import PermissionDenied
-from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.exceptions import NotFound, PermissionDenied
+from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -29,7 +29,8 @@ class CorpusListCreate(generics.ListCreateAPIView):
         require_staff(self.request.user)
         team = serializer.validated_data["team"]
         if not (self.request.user.is_superuser or team.members.filter(pk=self.request.user.pk).exists()):
-            raise PermissionDenied("You can only create corpora for your own teams.")
+            # As for a team that does not exist: other teams' names are not disclosed.
+            raise NotFound(f"No team named {team.name!r}.")
         serializer.instance = services.corpus_create(
             name=serializer.validated_data["name"],
             team=team,
@@ -52,7 +53,7 @@ class CorpusDetail(generics.RetrieveDestroyAPIView):
 class CorpusDocuments(APIView):
     """List a corpus's documents, or upload files into it (staff)."""
 
-    parser_classes = [MultiPartParser, FormParser]
+    parser_classes = [MultiPartParser]  # files need multipart; a urlencoded form cannot carry them
 
     @extend_schema(responses=DocumentSerializer(many=True))
     def get(self, request, pk):
