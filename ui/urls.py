@@ -1,7 +1,19 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from ui.views import annotate, ask, audit, benchmarks, corpora, documents, evaluate, history, review, signin
+from ui.views import (
+    annotate,
+    ask,
+    audit,
+    benchmarks,
+    corpora,
+    documents,
+    evaluate,
+    history,
+    operations,
+    review,
+    signin,
+)
 
 urlpatterns = [
     path("login/", signin.ThrottledLoginView.as_view(), name="login"),
@@ -15,6 +27,7 @@ urlpatterns = [
     path("documents/<int:pk>/delete/", corpora.document_delete, name="document-delete"),
     path("history/", history.history, name="history"),
     path("audit/", audit.audit_trail, name="audit"),
+    path("operations/", operations.operations_page, name="operations"),
     path("corpora/", corpora.corpora, name="corpora"),
     path("corpora/<int:pk>/", corpora.corpus, name="corpus"),
     path("corpora/<int:pk>/delete/", corpora.corpus_delete, name="corpus-delete"),

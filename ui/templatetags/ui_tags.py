@@ -18,6 +18,7 @@ SECTIONS = {
     "evaluate": ("evaluate", "evaluation-run", "evaluation-run-progress", "benchmark", "gold-case"),
     "corpora": ("corpora", "corpus", "document-delete", "corpus-delete"),
     "audit": ("audit",),
+    "operations": ("operations",),
 }
 
 
