@@ -8,8 +8,8 @@ code (``review.evaluation``). The numbers to report come from
 ``manage.py evaluate`` against the database; this script is the fast loop
 for trying answering settings (a few seconds per split once vectors are cached).
 
-    .venv/bin/python bench/answer_quality.py                    # default preset, all splits + CLAPNQ
-    .venv/bin/python bench/answer_quality.py --preset bm25 --cases   # per-case lines too
+    .venv/bin/python -m bench.answer_quality                    # default preset, all splits + CLAPNQ
+    .venv/bin/python -m bench.answer_quality --preset bm25 --cases   # per-case lines too
 """
 
 from __future__ import annotations
@@ -17,27 +17,22 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
-from pathlib import Path
 
+from bench.retrieval_quality import CACHE, DATA, MODEL, MemoEmbedder, analyst_bench, build, clapnq
+from qa.pipeline.embedding import CachingEmbedder, SentenceTransformerEmbedder
+from qa.pipeline.factory import ModelClients, build_pipeline
+from qa.pipeline.presets import get_preset
+from qa.pipeline.run import PipelineRun
+from qa.pipeline.runner import answer_question
+from review.benchmark_files import read_clapnq
+from review.evaluation.evaluate import evaluate
+from review.evaluation.predictions import prediction_from_run
+from review.evaluation.reference import load_gold_cases, load_gold_sentence_texts
+from review.evaluation.types import GoldCase, Prediction
+
+# The model loads lazily, after these are set: nothing here downloads.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from qa.pipeline.embedding import CachingEmbedder, SentenceTransformerEmbedder  # noqa: E402
-from qa.pipeline.factory import ModelClients, build_pipeline  # noqa: E402
-from qa.pipeline.presets import get_preset  # noqa: E402
-from qa.pipeline.run import PipelineRun  # noqa: E402
-from qa.pipeline.runner import answer_question  # noqa: E402
-from review.benchmark_files import read_clapnq  # noqa: E402
-from review.evaluation.evaluate import evaluate  # noqa: E402
-from review.evaluation.predictions import prediction_from_run  # noqa: E402
-from review.evaluation.reference import load_gold_cases, load_gold_sentence_texts  # noqa: E402
-from review.evaluation.types import GoldCase, Prediction  # noqa: E402
-
-sys.path.insert(0, str(REPO / "bench"))
-from retrieval_quality import CACHE, DATA, MODEL, MemoEmbedder, analyst_bench, build, clapnq  # noqa: E402
 
 SHOWN = ("recall_at_1", "recall_at_5", "citation_precision", "citation_recall", "citation_f1")
 SHOWN += ("evidence_score", "answer_token_f1", "refusal_precision", "refusal_recall", "refusal_f1", "jafs")

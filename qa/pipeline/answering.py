@@ -6,8 +6,9 @@
 answer together with the stage's record (``run.AnsweringStep``): each attempt
 is a frozen ``run.Attempt`` made where the attempt runs, so there is no
 separate trace bookkeeping to keep in step. Neither raises on bad model output
-(that is just a failed attempt) but both let ``LLMError`` through, so a Celery
-task can retry when the service is down.
+(that is just a failed attempt) but both let ``LLMError`` through: the client
+has already retried transient failures, so the question's stage fails with
+its message (Celery tasks do not retry).
 """
 
 from __future__ import annotations
