@@ -1,4 +1,4 @@
-"""The ask and presets commands."""
+"""The ask, presets and chat commands."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
+from qa.models import Question
 from qa.pipeline.presets import PRESET_NAMES
 
 
@@ -61,3 +62,32 @@ def test_presets_plain_listing_names_every_preset_and_says_llm_only_retrieves_no
     assert lines[llm_only + 1].strip() == "retrieval: none"
     default = next(i for i, line in enumerate(lines) if line.startswith("default:"))
     assert lines[default + 1].strip().startswith("retrieval: unit=")
+
+
+def test_chat_answers_follow_ups_with_citations_and_obeys_its_commands(westmere, analyst):
+    session = io.StringIO(
+        "How many staff did the port authority employ?\n"
+        "/preset nonsense\n"
+        "/preset bm25\n"
+        "And how many containers did it handle?\n"
+        "/clear\n"
+        "/help\n"
+        "/unknown\n"
+    )
+    out, err = io.StringIO(), io.StringIO()
+    call_command("chat", corpus=westmere.name, user=analyst.username, stdin=session, stdout=out, stderr=err)
+    text = out.getvalue()
+    assert "1,850 staff" in text  # the first answer, with its citation line
+    assert "] Harbor Authority Annual Report 2024" in text or "port-report" in text
+    assert "Unknown preset 'nonsense'" in err.getvalue() and "Preset: bm25." in text
+    # The follow-up was searched with the earlier turn, and answered from the port report.
+    assert "(searched as:" in text and "4.2 million containers" in text
+    assert "New conversation" in text and "/preset NAME" in text
+    assert "Unknown command /unknown" in err.getvalue()
+    turns = Question.objects.filter(user=analyst).order_by("created_at")
+    assert turns.count() == 2 and turns[0].conversation_id == turns[1].conversation_id
+
+
+def test_chat_names_a_missing_user(westmere):
+    with pytest.raises(CommandError, match="No user named 'ghost'"):
+        call_command("chat", corpus=westmere.name, user="ghost", stdin=io.StringIO(""))
