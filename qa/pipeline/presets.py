@@ -162,6 +162,37 @@ _register(
         answer=replace(_LLM_CITED_ANSWER, verifier="llm", max_attempts=3, refuse_when_nothing_supported=True),
     )
 )
+# The policy-RAG study's three configurations: no retrieval, dense top-3 chunks as the
+# LLM's context, and dense top-10 reranked by a cross-encoder down to 3.
+_register(
+    PipelineConfig(
+        name="vanilla",
+        description="Policy-RAG 'vanilla': the LLM answers alone, no retrieval, nothing cited (as llm-only).",
+        retrieval=None,
+        answer=replace(_LLM_ANSWER, citation_strategy="none"),
+    )
+)
+_DENSE_CHUNKS = RetrievalConfig(unit="chunk", method="dense", candidates=3, rerank_depth=0, top_k=3)
+_THREE_CHUNK_LLM_ANSWER = replace(_LLM_ANSWER, passages_per_attempt=3)
+_register(
+    PipelineConfig(
+        name="basic",
+        description="Policy-RAG 'basic': the 3 chunks nearest the question (MiniLM cosine) are the LLM's "
+        "context; word-overlap citations.",
+        retrieval=_DENSE_CHUNKS,
+        answer=_THREE_CHUNK_LLM_ANSWER,
+    )
+)
+_register(
+    PipelineConfig(
+        name="advanced",
+        description="Policy-RAG 'advanced': 10 dense chunks reranked by a cross-encoder (QA_RERANKER_MODEL; "
+        "without one, the evidence reranker stands in and the trace says so); the best 3 are the context.",
+        retrieval=replace(_DENSE_CHUNKS, candidates=10, rerank_depth=10),
+        reranker="cross-encoder",
+        answer=_THREE_CHUNK_LLM_ANSWER,
+    )
+)
 _register(
     PipelineConfig(
         name="default",

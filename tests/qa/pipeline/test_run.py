@@ -121,3 +121,31 @@ def test_an_old_trace_keeps_its_substitutions_and_tells_which_stage_failed():
 def test_a_trace_from_an_unknown_format_is_refused_not_misread():
     with pytest.raises(ValueError, match="version"):
         load_run({"version": RUN_FORMAT_VERSION + 1})
+
+
+def test_basic_hands_the_llm_the_three_nearest_chunks_and_advanced_reranks_ten(index):
+    from tests.qa.pipeline.answering_fakes import ScriptedLLM, user_message
+
+    def answer_from_context(messages):
+        return "The sultan expanded the powers of the elected council [1]."
+
+    for name, reranker in (("basic", ""), ("advanced", "EvidenceReranker")):
+        llm = ScriptedLLM([answer_from_context])
+        clients = ModelClients(embedder=HashingEmbedder(), llm=llm)
+        run = answer_question(
+            REFORMS, pipeline=build_pipeline(get_preset(name), index=index, clients=clients)
+        )
+        assert run.failure is None, name
+        context = user_message(llm.calls[0])
+        # One LLM call sees three retrieved chunks (the corpus has more than three).
+        assert len(run.answering.attempts[0].passages) == 3, name
+        assert len(llm.calls) == 1 and "elected council" in context
+        assert (run.retrieval.reranker or "") == reranker, name
+        if name == "advanced":
+            assert len(run.retrieval.candidates) == min(10, len(index.passages("chunk")))
+            assert any("cross-encoder" in note for note in run.substitutions)
+
+
+def test_vanilla_needs_an_llm_like_llm_only(index):
+    with pytest.raises(PipelineError, match="QA_LLM_PROVIDER"):
+        answer_question(REFORMS, pipeline=pipeline_for("vanilla", index))
