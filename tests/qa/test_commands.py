@@ -45,9 +45,8 @@ def test_presets_lists_every_preset_with_its_parameters():
     call_command("presets", "--json", stdout=out)
     presets = json.loads(out.getvalue())
     assert [p["name"] for p in presets] == list(PRESET_NAMES)
-    assert {"bm25", "llm-only", "rag", "rerank", "llm-cite", "hybrid", "chunk", "verify", "default"} == set(
-        PRESET_NAMES
-    )
+    report = {"bm25", "llm-only", "rag", "rerank", "llm-cite", "hybrid", "chunk", "verify"}
+    assert report | {"vanilla", "basic", "advanced", "default"} == set(PRESET_NAMES)
     default = next(p for p in presets if p["name"] == "default")
     assert default["retrieval"]["unit"] and default["answer"]["max_attempts"] >= 1
 
