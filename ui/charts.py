@@ -174,3 +174,106 @@ def lines_over_time(
             )
     parts.append("</svg>")
     return "".join(parts)
+
+
+@dataclass(frozen=True)
+class Bin:
+    low: float
+    high: float
+    count: int
+
+
+def bins_of(values: list[float], *, count: int = 20, upper_quantile: float = 0.99) -> list[Bin]:
+    """Equal-width bins from 0 to the ``upper_quantile`` value; the last bin also takes the tail."""
+    if not values:
+        return []
+    ordered = sorted(values)
+    top = ordered[min(len(ordered) - 1, int(upper_quantile * len(ordered)))] or ordered[-1] or 1.0
+    width = top / count
+    counts = [0] * count
+    for value in ordered:
+        counts[min(count - 1, int(value / width))] += 1
+    return [Bin(i * width, (i + 1) * width, n) for i, n in enumerate(counts)]
+
+
+def histogram(bins: list[Bin], *, title: str, unit: str, width: int = 720, height: int = 220) -> str:
+    """Bars of counts per bin; the x axis in ``unit`` (words, ms ...)."""
+    if not bins or not any(b.count for b in bins):
+        return ""
+    left, right, top, bottom = 48, 12, 12, 36
+    plot_w, plot_h = width - left - right, height - top - bottom
+    peak = max(b.count for b in bins)
+    bar_w = plot_w / len(bins)
+    chart_id = "hist-" + "".join(c if c.isalnum() else "-" for c in title.lower())[:40]
+    parts = [
+        f'<svg class="chart" viewBox="0 0 {width} {height}" role="img" '
+        f'aria-labelledby="{chart_id}-title {chart_id}-desc" xmlns="http://www.w3.org/2000/svg">',
+        f'<title id="{chart_id}-title">{escape(title)}</title>',
+        f'<desc id="{chart_id}-desc">'
+        + escape("; ".join(f"{b.low:.0f}-{b.high:.0f} {unit}: {b.count}" for b in bins))
+        + "</desc>",
+        f'<text x="{left - 6}" y="{top + 8}" text-anchor="end">{peak}</text>',
+        f'<text x="{left - 6}" y="{top + plot_h}" text-anchor="end">0</text>',
+    ]
+    for index, b in enumerate(bins):
+        bar_h = plot_h * b.count / peak
+        x, y = left + index * bar_w, top + plot_h - bar_h
+        parts.append(
+            f'<rect x="{x + 1:.1f}" y="{y:.1f}" width="{max(1.0, bar_w - 2):.1f}" height="{bar_h:.1f}" '
+            f'fill="{colour(0)}"><title>{b.low:.0f}-{b.high:.0f} {escape(unit)}: {b.count}</title></rect>'
+        )
+    parts.append(
+        f'<line class="axis" x1="{left}" x2="{width - right}" y1="{top + plot_h}" y2="{top + plot_h}"/>'
+    )
+    for index in (0, len(bins) // 2):
+        x = left + index * bar_w
+        parts.append(f'<text x="{x:.1f}" y="{height - 12}" text-anchor="start">{bins[index].low:.0f}</text>')
+    last = f"{bins[-1].high:.0f}+ {escape(unit)}"
+    parts.append(f'<text x="{width - right}" y="{height - 12}" text-anchor="end">{last}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+@dataclass(frozen=True)
+class ScatterPoint:
+    x: float
+    y: float
+    group: str  # coloured by group (a document); groups past the palette are grey
+    label: str  # shown on hover
+
+
+def scatter(points: list[ScatterPoint], *, title: str, width: int = 720, height: int = 420) -> str:
+    """A 2-D map: the first groups (by size) get palette colours, the rest grey."""
+    if not points:
+        return ""
+    sizes: dict[str, int] = {}
+    for p in points:
+        sizes[p.group] = sizes.get(p.group, 0) + 1
+    coloured = {
+        g: colour(i) for i, g in enumerate(sorted(sizes, key=lambda g: -sizes[g])[: len(PALETTE) - 1])
+    }
+    xs, ys = [p.x for p in points], [p.y for p in points]
+    x0, x1, y0, y1 = min(xs), max(xs), min(ys), max(ys)
+    pad = 10
+
+    def at(value, low, high, size):
+        return pad + (size - 2 * pad) * ((value - low) / ((high - low) or 1.0))
+
+    parts = [
+        f'<svg class="chart" viewBox="0 0 {width} {height}" role="img" aria-labelledby="scatter-title '
+        'scatter-desc" xmlns="http://www.w3.org/2000/svg">',
+        f'<title id="scatter-title">{escape(title)}</title>',
+        '<desc id="scatter-desc">'
+        + escape(
+            f"{len(points)} points; coloured groups: " + ", ".join(f"{g} ({sizes[g]})" for g in coloured)
+        )
+        + "</desc>",
+    ]
+    for p in points:
+        fill = coloured.get(p.group, "#999999")
+        parts.append(
+            f'<circle cx="{at(p.x, x0, x1, width):.1f}" cy="{height - at(p.y, y0, y1, height):.1f}" r="2.5" '
+            f'fill="{fill}" fill-opacity="0.75"><title>{escape(p.group)}: {escape(p.label)}</title></circle>'
+        )
+    parts.append("</svg>")
+    return "".join(parts)

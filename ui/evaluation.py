@@ -12,7 +12,7 @@ from review.evaluation.reference import (
     PRESET_CONFIGURATIONS,
     published_metrics,
 )
-from ui.charts import BarGroup, Point, grouped_bars, lines_over_time
+from ui.charts import BarGroup, Point, bins_of, grouped_bars, histogram, lines_over_time
 
 METRIC_LABELS = {
     "recall_at_1": "Recall@1",
@@ -93,6 +93,19 @@ def question_type_rows(case_metrics: list[dict]) -> tuple[list[str], list[dict]]
         for kind, values in table.items()
     ]
     return headers, rows
+
+
+def latency_histograms(case_metrics: list[dict]) -> list[dict]:
+    """Per stage, a histogram of the cases' times in milliseconds (stage_latency of each case)."""
+    by_stage: dict[str, list[float]] = {}
+    for row in case_metrics:
+        for stage, seconds in (row.get("stage_latency") or {}).items():
+            by_stage.setdefault(stage, []).append(seconds * 1000)
+    return [
+        {"stage": stage, "svg": histogram(bins_of(values), title=f"{stage} per case", unit="ms")}
+        for stage, values in by_stage.items()
+        if len(values) > 1
+    ]
 
 
 def latency_rows(metrics: dict) -> list[dict]:

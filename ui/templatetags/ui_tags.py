@@ -16,7 +16,7 @@ SECTIONS = {
     "benchmarks": ("benchmark", "gold-case"),
     "annotate": ("annotate",),
     "evaluate": ("evaluate", "evaluation-run", "evaluation-run-progress", "benchmark", "gold-case"),
-    "corpora": ("corpora", "corpus", "document-delete", "corpus-delete"),
+    "corpora": ("corpora", "corpus", "corpus-analysis", "document-delete", "corpus-delete"),
     "audit": ("audit",),
     "operations": ("operations",),
 }

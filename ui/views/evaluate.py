@@ -89,6 +89,7 @@ def evaluation_run(request, pk: int):
             "metric_rows": evaluation.metric_rows(run.metrics or {}, run.preset),
             "latencies": evaluation.latency_rows(run.metrics or {}),
             "type_headers": type_headers,
+            "latency_histograms": evaluation.latency_histograms([result.metrics for result in results]),
             "type_rows": type_rows,
             "configuration": evaluation.configuration_label(run.preset),
             "results": results,
