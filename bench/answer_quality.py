@@ -36,6 +36,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 SHOWN = ("recall_at_1", "recall_at_5", "citation_precision", "citation_recall", "citation_f1")
 SHOWN += ("evidence_score", "answer_token_f1", "refusal_precision", "refusal_recall", "refusal_f1", "jafs")
+SHOWN += ("confidence_ece",)
 
 
 def clapnq_cases() -> tuple[list[GoldCase], dict[str, str]]:

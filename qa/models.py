@@ -73,6 +73,9 @@ class Answer(models.Model):
     verified = models.BooleanField(default=False)
     note = models.TextField(blank=True)
     retrieved_documents = models.JSONField(default=list)  # external ids, best first
+    # Calibrated probability that the answer (or the refusal) is right; null for presets
+    # without the confidence model and for answers stored before it existed.
+    confidence = models.FloatField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:

@@ -400,6 +400,7 @@ def _store_answer(question: Question, run: PipelineRun) -> Answer | None:
             verified=result.verified,
             note=result.note,
             retrieved_documents=list(result.retrieved_documents),
+            confidence=result.confidence,
         )
         for ordinal, sentence in enumerate(result.sentences):
             row = AnswerSentence.objects.create(

@@ -79,6 +79,11 @@ class ReviewQueueFilterForm(UIForm):
     status = forms.ChoiceField(required=False, label="Show")
     corpus = forms.ModelChoiceField(queryset=None, required=False, empty_label="All corpora")
     preset = forms.ChoiceField(required=False)
+    order = forms.ChoiceField(
+        required=False,
+        label="Order",
+        choices=[("", "Oldest first"), ("confidence", "Least confident first")],
+    )
 
     def __init__(self, *args, user, **kwargs):
         from review.selectors import QUEUE_STATUSES

@@ -73,6 +73,7 @@ class AnswerView:
     verified: bool
     note: str
     support_counts: dict[str, int]
+    confidence_percent: int | None = None  # calibrated probability the answer is right, in percent
 
 
 def answer_view(answer) -> AnswerView:
@@ -126,6 +127,7 @@ def answer_view(answer) -> AnswerView:
         verified=answer.verified,
         note=answer.note,
         support_counts=counts,
+        confidence_percent=round(answer.confidence * 100) if answer.confidence is not None else None,
     )
 
 
@@ -274,6 +276,7 @@ def trace_view(run: PipelineRun) -> dict:
         "timings": _timing_bars(run.timings),
         "raw_output": answering.raw_output if answering else "",
         "failure": run.failure,
+        "trust": run.trust,  # answerability, context relevance, answer check, confidence (or None)
     }
 
 

@@ -55,6 +55,7 @@ class AnswerSerializer(serializers.ModelSerializer):
             "refused",
             "disagreement",
             "verified",
+            "confidence",
             "note",
             "retrieved_documents",
             "sentences",

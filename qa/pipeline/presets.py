@@ -14,6 +14,7 @@ from typing import Literal
 
 from qa.pipeline.answering_config import AnswerConfig
 from qa.pipeline.retrieval import RetrievalConfig
+from qa.pipeline.trust import TrustConfig
 
 RerankerKind = Literal["none", "evidence", "cross-encoder"]
 
@@ -28,6 +29,9 @@ class PipelineConfig:
     # Refuse before generating when the retrieval confidence (runner.retrieval_confidence)
     # is below this; None turns the check off.
     min_retrieval_confidence: float | None = None
+    # Answerability, context relevance, the answer check and confidence (qa.pipeline.trust);
+    # None: the report's presets run without them.
+    trust: TrustConfig | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -41,9 +45,13 @@ class PipelineConfig:
         if retrieval is not None and data.get("answer_passages"):
             # Stored before top_k became the knob, when answering read ``answer_passages`` passages.
             retrieval = {**retrieval, "top_k": data["answer_passages"]}
+        trust = data.pop("trust", None)
         return cls(
             retrieval=RetrievalConfig(**retrieval) if retrieval is not None else None,
             answer=AnswerConfig(**known_answer),
+            trust=TrustConfig(**{k: v for k, v in trust.items() if k in TrustConfig.__dataclass_fields__})
+            if trust is not None
+            else None,
             **{k: v for k, v in data.items() if k in cls.__dataclass_fields__},
         )
 
@@ -196,8 +204,9 @@ _register(
 _register(
     PipelineConfig(
         name="default",
-        description="Our best, no LLM needed: hybrid chunk retrieval, evidence reranking, extractive "
-        "answer with exact citations, lexical verification with retries, refusal and disagreement checks.",
+        description="Our best, no LLM needed: hybrid chunk retrieval, evidence reranking, answerability and "
+        "context relevance, extractive answer with exact citations, lexical verification with retries, "
+        "an answer check against the question, confidence, disagreement checks.",
         retrieval=RetrievalConfig(
             unit="chunk", method="hybrid", fusion="minmax", alpha=0.5, candidates=50, rerank_depth=50, top_k=6
         ),
@@ -214,12 +223,11 @@ _register(
             # others cost precision (train citation F1 0.447 -> 0.485, CLAPNQ 0.526 -> 0.531).
             extractive_focus_document=True,
         ),
-        # On the best question-sentence cosine of the top 5 passages (runner.retrieval_confidence):
-        # every answerable analyst-bench question scores above 0.45; on CLAPNQ-dev, refusing
-        # below it keeps ~90% of answerable questions and refuses ~55% of unanswerable ones
-        # (bench/retrieval_quality.py, bench/answer_quality.py). Above it, refusal is left to
-        # generation (amounts asked for but not stated) and verification.
-        min_retrieval_confidence=0.45,
+        # Refusal is decided by the intrinsics (qa.pipeline.trust): answerability from several signals
+        # and a logistic model before generation (it replaces the single 0.45 cosine threshold), the
+        # passages judged irrelevant kept from generation, and the answer checked against the question
+        # after it. Models and thresholds: qa/pipeline/answerability_model.json (bench/answerability.py).
+        trust=TrustConfig(),
     )
 )
 

@@ -20,7 +20,10 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from qa.pipeline import codec
+from qa.pipeline.answerability import AnswerabilityVerdict
 from qa.pipeline.answering_config import AnswerConfig
+from qa.pipeline.confidence import AnswerCheck, Confidence
+from qa.pipeline.relevance import ContextJudgement
 from qa.pipeline.types import Answer, SupportLabel
 from qa.pipeline.verification import Verdict
 
@@ -145,6 +148,17 @@ class AnsweringStep:
 
 
 @dataclass(frozen=True)
+class TrustStep:
+    """The intrinsics around generation (``qa.pipeline.trust``): answerability and each passage's
+    relevance before it, the answer check and the answer's confidence after it."""
+
+    answerability: AnswerabilityVerdict | None = None
+    context: tuple[ContextJudgement, ...] = ()
+    answer_check: AnswerCheck | None = None  # None: no answer was generated to check
+    confidence: Confidence | None = None
+
+
+@dataclass(frozen=True)
 class StageFailure:
     stage: StageName
     message: str
@@ -159,6 +173,7 @@ class PipelineRun:
     substitutions: tuple[str, ...] = ()  # parts of the preset that could not run, and what stood in
     retrieval: RetrievalStep | None = None
     answering: AnsweringStep | None = None
+    trust: TrustStep | None = None  # None: the preset runs no intrinsics (or a run stored before them)
     answer: Answer | None = None  # the final answer (None before generation, and in version 1 runs)
     # Seconds per stage: rewrite, retrieval, rerank, generation, citations, verification,
     # disagreement, and "answer" for the answering stage in all.

@@ -21,8 +21,9 @@ from qa.pipeline.factory import Pipeline
 from qa.pipeline.protocols import LLM, CorpusIndex
 from qa.pipeline.rerank import top_sentence_similarity
 from qa.pipeline.retrieval import RetrievalConfig, RetrievalResult, retrieve
-from qa.pipeline.run import AnsweringStep, Candidate, PipelineRun, RankedKey, RetrievalStep
+from qa.pipeline.run import AnsweringStep, Candidate, PipelineRun, RankedKey, RetrievalStep, TrustStep
 from qa.pipeline.text import split_sentences
+from qa.pipeline.trust import after_generation, before_generation, refusal_for
 from qa.pipeline.types import UNSUPPORTED, Answer, AnswerSentence, ScoredPassage
 
 TRACE_CANDIDATES = 20
@@ -159,18 +160,40 @@ def answer_stage(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[ScoredPa
     run = replace(run, substitutions=_merged(run.substitutions, pipeline.substitutions))
     if pipeline.answer_parts is None:
         return _answer_without_retrieval(question, pipeline.llm, run)
+    # Evaluation ranks documents from the whole candidate list, not just the answer's context.
+    documents = tuple(dict.fromkeys(hit.passage.document_id for hit in ranked))
+    passages = tuple(ranked[: pipeline.config.retrieval.top_k])
+    trust = pipeline.config.trust
+    before = None
+    if trust is not None:
+        started = time.perf_counter()
+        before = before_generation(question, ranked, len(passages), config=trust, llm=pipeline.llm)
+        run = run.timed(answerability=time.perf_counter() - started)
+        run = replace(run, trust=TrustStep(answerability=before.verdict, context=before.context))
+        if not before.verdict.should_answer:
+            answer = refusal_for(before.verdict, documents)
+            step = AnsweringStep(outcome="refused", note=answer.note)
+            return replace(run, answering=step, answer=answer)
+        passages = before.passages
     started = time.perf_counter()
     answered = answer_from_ranking(
         question,
-        ranked[: pipeline.config.retrieval.top_k],
+        passages,
         parts=pipeline.answer_parts,
         retrieval_confidence=retrieval_confidence(ranked),
     )
     run = run.timed(answer=time.perf_counter() - started, **answered.timings)
-    # Evaluation ranks documents from the whole candidate list, not just the answer's context.
-    documents = tuple(dict.fromkeys(hit.passage.document_id for hit in ranked))
-    answer = replace(answered.answer, retrieved_documents=documents)
-    return replace(run, answering=answered.step, answer=answer)
+    answer, step = replace(answered.answer, retrieved_documents=documents), answered.step
+    if before is not None and trust is not None:
+        started = time.perf_counter()
+        after = after_generation(question, answer, before.verdict, config=trust, embedder=pipeline.embedder)
+        run = run.timed(answer_check=time.perf_counter() - started)
+        checked = replace(run.trust, answer_check=after.check, confidence=after.confidence)
+        run = replace(run, trust=checked)
+        if after.answer.refused and not answer.refused:
+            step = replace(step, outcome="refused", note=after.answer.note)
+        answer = after.answer
+    return replace(run, answering=step, answer=answer)
 
 
 def _answer_without_retrieval(question: str, llm: LLM | None, run: PipelineRun) -> PipelineRun:

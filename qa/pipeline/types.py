@@ -79,6 +79,9 @@ class Answer:
     verified: bool = False
     note: str = ""
     retrieved_documents: tuple[str, ...] = ()  # document ids, best first
+    # Calibrated probability that this answer is right (a refusal: that refusing is right);
+    # None when the preset runs no confidence model.
+    confidence: float | None = None
 
     @property
     def text(self) -> str:

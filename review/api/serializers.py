@@ -92,6 +92,11 @@ class QueueQuery(serializers.Serializer):
     corpus = serializers.CharField(required=False, help_text="Corpus id or name.")
     preset = serializers.CharField(required=False)
     reviewer = serializers.CharField(required=False, help_text="User id or username of the latest decision.")
+    order = serializers.ChoiceField(
+        choices=["oldest", "confidence"],
+        required=False,
+        help_text="oldest (default) or confidence: the least confident answers first.",
+    )
 
 
 class QueueItemSerializer(serializers.Serializer):
@@ -102,6 +107,7 @@ class QueueItemSerializer(serializers.Serializer):
     preset = serializers.CharField(source="question.preset")
     text = serializers.CharField()
     refused = serializers.BooleanField()
+    confidence = serializers.FloatField(allow_null=True)
     created_at = serializers.DateTimeField()
     review_count = serializers.IntegerField()
     latest_action = serializers.CharField(allow_null=True)

@@ -84,7 +84,8 @@ class AnswerReviews(APIView):
 
 
 class ReviewQueue(generics.ListAPIView):
-    """Answers to review: ?status=unreviewed|flagged|accepted|corrected|reviewed&corpus=&preset=&reviewer="""
+    """Answers to review: ?status=unreviewed|flagged|accepted|corrected|reviewed&corpus=&preset=&reviewer=
+    &order=oldest|confidence"""
 
     serializer_class = s.QueueItemSerializer
 
@@ -95,7 +96,11 @@ class ReviewQueue(generics.ListAPIView):
     def get_queryset(self):
         query = s.QueueQuery(data=self.request.query_params)
         query.is_valid(raise_exception=True)
-        return selectors.review_queue(self.request.user, **query.validated_data)
+        filters = dict(query.validated_data)
+        order = filters.pop("order", "oldest")
+        return selectors.review_queue(
+            self.request.user, **filters, least_confident_first=order == "confidence"
+        )
 
 
 class AnswerGold(APIView):

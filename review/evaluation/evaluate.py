@@ -75,6 +75,7 @@ AGGREGATE_KEYS = (
     "refusal_f1",
     "jafs",
     "answer_score",
+    "confidence_ece",
     *ranking.RANKING_KEYS,
     "exact_match",
     *ranking.CLASS_KEYS,
@@ -147,6 +148,7 @@ def score_case(
         "citation_f1": citation.f1 if citation else None,
         "evidence_score": evidence,
         "answer_score": prediction.answer_score,
+        "confidence": prediction.confidence,
         "combined": m.combined_score(prediction.answer_score, evidence),
         "answer_token_f1": m.answer_token_f1(prediction.answer, case.reference_answer),
         "rouge_l": m.rouge_l(prediction.answer, case.reference_answer),
@@ -220,6 +222,16 @@ def evaluate(
         "refusal_f1": refusal.f1,
         "jafs": m.strict_mean(row["jafs"] for row in rows),
         "answer_score": m.strict_mean(row["answer_score"] for row in rows),
+        "confidence_ece": m.expected_calibration_error(
+            (
+                row["confidence"],
+                m.confidence_correct(
+                    refused=row["refused"], answerable=row["answerable"], citation_f1=row["citation_f1"]
+                ),
+            )
+            for row in rows
+            if row["confidence"] is not None
+        ),
         **{key: m.mean_or_none(_present(rows, key)) for key in ranking.RANKING_KEYS},
         "exact_match": m.mean_or_none(row["exact_match"] for row in rows),
         **ranking.class_metrics(

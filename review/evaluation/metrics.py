@@ -251,6 +251,30 @@ def jafs(*, refused: bool, answerable: bool, support_score: float | None) -> flo
 # --- averaging -------------------------------------------------------------
 
 
+def expected_calibration_error(pairs: Iterable[tuple[float, bool]], bins: int = 10) -> float | None:
+    """ECE of probabilities against outcomes: over ``bins`` equal-width bins of the probability,
+    the size-weighted mean of |mean probability - share of outcomes that came true|. None for no pairs.
+    """
+    pairs = list(pairs)
+    if not pairs:
+        return None
+    totals = [[0, 0.0, 0] for _ in range(bins)]  # count, sum of probabilities, hits
+    for probability, outcome in pairs:
+        cell = totals[min(int(probability * bins), bins - 1)]
+        cell[0] += 1
+        cell[1] += probability
+        cell[2] += int(outcome)
+    return sum(abs(p - hits) / len(pairs) for n, p, hits in totals if n)
+
+
+def confidence_correct(*, refused: bool, answerable: bool, citation_f1: float | None) -> bool:
+    """What ``confidence`` predicts: a refusal of an unanswerable question, or an answer to an
+    answerable one whose citations reach F1 >= 0.5 (no gold evidence: answering is enough)."""
+    if not answerable:
+        return refused
+    return not refused and (citation_f1 is None or citation_f1 >= 0.5)
+
+
 def mean_or_none(values: Iterable[float]) -> float | None:
     """Arithmetic mean; None for no values."""
     values = list(values)

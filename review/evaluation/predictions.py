@@ -33,5 +33,6 @@ def prediction_from_run(case_id: str, run: PipelineRun) -> Prediction | None:
         cited_evidence=tuple(cited),
         cited_texts=tuple(cited.values()),
         support_score=support,
+        confidence=answer.confidence,
         stage_latency=dict(run.timings),
     )

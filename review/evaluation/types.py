@@ -55,6 +55,7 @@ class Prediction:
     cited_texts: tuple[str, ...] = ()
     support_score: float | None = None  # share of answer sentences judged supported, 0..1
     answer_score: float | None = None  # LLM judge, 1..5; None when no judge ran
+    confidence: float | None = None  # the answer's calibrated probability of being right
     stage_latency: dict[str, float] = field(default_factory=dict, hash=False, compare=False)
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import IntegerField, OuterRef, Prefetch, QuerySet, Subquery, Value
+from django.db.models import F, IntegerField, OuterRef, Prefetch, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.http import Http404
 
@@ -161,13 +161,22 @@ def review_content(review: Review, *, answer: Answer) -> AnswerContent:
     return AnswerContent(review.text, sentences, refused, review.version)
 
 
-def review_queue(user, *, status: str | None = None, corpus=None, preset: str | None = None, reviewer=None):
+def review_queue(
+    user,
+    *,
+    status: str | None = None,
+    corpus=None,
+    preset: str | None = None,
+    reviewer=None,
+    least_confident_first: bool = False,
+):
     """Answers to review, oldest first, with their latest decision annotated.
 
     ``status``: unreviewed (no decision), flagged, accepted or corrected (by the
     latest decision), reviewed (any decision). ``corpus`` is a corpus id or
     name; ``reviewer`` a user id or username and matches whoever made the
-    latest decision.
+    latest decision. ``least_confident_first`` orders by the answer's confidence,
+    lowest first, so analysts review where GroundedQA is least sure.
     """
     latest = Review.objects.filter(answer=OuterRef("pk")).order_by("-version")
     qs = answers_for_user(user).annotate(
@@ -199,4 +208,7 @@ def review_queue(user, *, status: str | None = None, corpus=None, preset: str | 
     if reviewer not in (None, ""):
         key = str(reviewer)
         qs = qs.filter(latest_reviewer_id=int(key)) if key.isdigit() else qs.filter(latest_reviewer=key)
+    if least_confident_first:
+        # Answers without a confidence (older ones, presets without the model) come last.
+        return qs.order_by(F("confidence").asc(nulls_last=True), "created_at", "pk")
     return qs.order_by("created_at", "pk")

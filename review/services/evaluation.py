@@ -290,6 +290,7 @@ def prediction_from_json(case_id: str, data: dict) -> Prediction:
         cited_texts=tuple(data["cited_texts"]),
         support_score=data["support_score"],
         answer_score=data["answer_score"],
+        confidence=data.get("confidence"),  # absent from predictions stored before it existed
         stage_latency=data["stage_latency"],
     )
 

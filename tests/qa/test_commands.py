@@ -24,6 +24,8 @@ def test_ask_json_gives_answer_sentences_with_document_and_label_citations(westm
     assert citation["sentence"].isdigit()
     assert citation["text"] in body["answer"] or citation["text"]
     assert body["preset"]["name"] == "default"
+    assert 0.5 < body["confidence"] <= 1.0  # calibrated: a plainly stated fact is likely right
+    assert body["trace"]["trust"]["answerability"]["kind"] == "answerable"
 
 
 @pytest.mark.django_db

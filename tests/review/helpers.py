@@ -87,6 +87,7 @@ def make_answer(
     preset: str = "default",
     retrieved: list[str] | None = None,
     verified: bool = False,
+    confidence: float | None = None,
 ) -> Answer:
     """A finished question and its answer; ``parts`` are (answer sentence, cited Sentence rows)."""
     parts = parts or []
@@ -104,6 +105,7 @@ def make_answer(
         refused=refused,
         verified=verified,
         retrieved_documents=retrieved or [],
+        confidence=confidence,
     )
     for ordinal, (text, cited) in enumerate(parts):
         row = AnswerSentence.objects.create(

@@ -262,3 +262,22 @@ def test_review_queue_filters_by_status_corpus_preset_and_reviewer(
     item = client.get("/api/review-queue/?status=flagged").json()["results"][0]
     assert (item["latest_action"], item["latest_reason"], item["review_count"]) == ("flag", "wrong", 1)
     assert client.get("/api/review-queue/?status=bogus").status_code == 400
+
+
+@pytest.mark.django_db
+def test_review_queue_puts_the_least_confident_answers_first(corpus, analyst, oman):
+    sure = make_answer(corpus=corpus, user=analyst, question="Q sure", confidence=0.93)
+    unsure = make_answer(corpus=corpus, user=analyst, question="Q unsure", confidence=0.21)
+    unknown = make_answer(corpus=corpus, user=analyst, question="Q stored before confidence")
+    middling = make_answer(corpus=corpus, user=analyst, question="Q middling", confidence=0.55)
+    client = client_for(analyst)
+
+    def ids(query: str) -> list[int]:
+        response = client.get(f"/api/review-queue/{query}")
+        assert response.status_code == 200, response.content
+        return [item["answer"] for item in response.json()["results"]]
+
+    assert ids("?order=confidence") == [unsure.pk, middling.pk, sure.pk, unknown.pk]
+    assert ids("") == [sure.pk, unsure.pk, unknown.pk, middling.pk]
+    first = client.get("/api/review-queue/?order=confidence").json()["results"][0]
+    assert first["confidence"] == pytest.approx(0.21)

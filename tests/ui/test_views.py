@@ -177,6 +177,22 @@ def test_the_trace_shows_scores_per_stage_and_timings(client_for, analyst, answe
     assert "harbor-authority-report" in page
 
 
+def test_default_answers_show_answerability_relevance_and_confidence(
+    client_for, analyst, demo_documents, corpus
+):
+    from qa.services import answer_now
+
+    question = answer_now(
+        corpus=corpus, text="How many containers did the port handle in 2024?", preset="default", user=analyst
+    )
+    client = client_for(analyst)
+    trace = client.get(f"/questions/{question.pk}/trace/").content.decode()
+    assert "Answerability and relevance" in trace
+    assert "answerable" in trace and "Context relevance of the passages" in trace
+    page = client.get(f"/questions/{question.pk}/").content.decode()
+    assert f"confidence {round(question.answer.confidence * 100)}%" in page
+
+
 # --- the document viewer ---------------------------------------------------------------------
 
 

@@ -33,6 +33,7 @@ def review_queue(request):
             "status": form.cleaned_data["status"] or None,
             "corpus": form.cleaned_data["corpus"].pk if form.cleaned_data["corpus"] else None,
             "preset": form.cleaned_data["preset"] or None,
+            "least_confident_first": form.cleaned_data["order"] == "confidence",
         }
     answers = review_selectors.review_queue(request.user, **filters).defer(
         "retrieved_documents", "question__trace", "question__retrieval", "question__config"

@@ -52,6 +52,7 @@ def as_json(question) -> dict:
         "refused": answer.refused,
         "disagreement": answer.disagreement,
         "verified": answer.verified,
+        "confidence": answer.confidence,
         "note": answer.note,
         "sentences": [
             {

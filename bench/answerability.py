@@ -1,0 +1,481 @@
+"""Answerability and confidence: measure the signals, fit the models, report held-out numbers.
+
+Runs the ``default`` pipeline (``qa.pipeline.runner``) over in-memory indexes of
+CLAPNQ-dev and analyst-bench (as bench/answer_quality.py does), with the
+refusal checks switched off, and records per question the answerability
+signals (``qa.pipeline.answerability``), whether generation produced an
+answer, the answer's relevance features and its citation F1. Then:
+
+- answerability: a logistic regression over the signals, scored by 5-fold
+  cross-validation on CLAPNQ-dev (each fold's model and refusal threshold are
+  fitted on the other folds plus analyst-bench train; the threshold maximises
+  unanswerable-class F1 keeping answerable recall >= 0.95 on those). Printed:
+  refusal (unanswerable-class) and answerable-class P/R/F1, AUC, ECE (10 bins);
+- confidence: P(correct) where correct = answered with citation F1 >= 0.5 for an
+  answerable question, refused for an unanswerable one; same folds; ECE;
+- ``--write``: fits both on all tuning data (CLAPNQ-dev + analyst-bench train,
+  never analyst-bench dev/test) and writes qa/pipeline/answerability_model.json.
+
+    QA_BENCH_DATA=/work/shared/data .venv/bin/python bench/answerability.py            # collect + report
+    QA_BENCH_DATA=/work/shared/data .venv/bin/python bench/answerability.py --write    # and store the model
+    ... --cached    # reuse var/answerability_rows.json (signals only change with the code)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
+
+import numpy as np  # noqa: E402
+from answer_quality import clapnq_cases, with_overrides  # noqa: E402
+from retrieval_quality import CACHE, DATA, MODEL, analyst_bench, build, clapnq  # noqa: E402
+
+from qa.pipeline.answerability import (  # noqa: E402
+    SIGNAL_NAMES,
+    LogisticModel,
+    answerability_signals,
+    hard_rule,
+)
+from qa.pipeline.answering import answer_from_ranking  # noqa: E402
+from qa.pipeline.confidence import (  # noqa: E402
+    ANSWER_CHECK_NAMES,
+    CONFIDENCE_NAMES,
+    answer_check_features,
+    confidence_features,
+    fitted,
+)
+from qa.pipeline.embedding import CachingEmbedder, SentenceTransformerEmbedder  # noqa: E402
+from qa.pipeline.factory import ModelClients, build_pipeline  # noqa: E402
+from qa.pipeline.presets import get_preset  # noqa: E402
+from qa.pipeline.questions import analyse_question  # noqa: E402
+from qa.pipeline.relevance import (  # noqa: E402
+    AnswerRelevance,
+    answer_relevance,
+    judge_context,
+    relevant_passages,
+)
+from qa.pipeline.run import PipelineRun  # noqa: E402
+from qa.pipeline.runner import retrieve_stage  # noqa: E402
+from review.evaluation.metrics import citation_prf  # noqa: E402
+from review.evaluation.reference import load_gold_cases  # noqa: E402
+from review.evaluation.types import evidence_key  # noqa: E402
+
+ROWS = REPO / "var" / "answerability_rows.json"
+MODEL_FILE = REPO / "qa" / "pipeline" / "answerability_model.json"
+FOLDS = 5
+
+
+def collect_rows(dataset: str, cases, index, embedder, config) -> list[dict]:
+    # No LLM here: the preset's no-LLM parts, as on a site without one.
+    pipeline = build_pipeline(config, index=index, clients=ModelClients(embedder=embedder))
+    top_k = config.retrieval.top_k
+    rows = []
+    for case in cases:
+        _, result = retrieve_stage(pipeline, PipelineRun(question=case.question))
+        started = time.perf_counter()
+        analysis = analyse_question(case.question)
+        signals = answerability_signals(case.question, result.ranked, analysis=analysis)
+        ruled = hard_rule(case.question, result.ranked, analysis, signals)
+        context = judge_context(case.question, result.ranked[:top_k], analysis=analysis)
+        signal_seconds = time.perf_counter() - started
+        # What the runner hands generation: the passages context relevance kept, no refusal threshold.
+        passages = relevant_passages(result.ranked[:top_k], context)
+        answer = answer_from_ranking(case.question, passages, parts=pipeline.answer_parts).answer
+        answer = replace(answer, retrieved_documents=tuple(result.documents()))
+        started = time.perf_counter()
+        relevance = (
+            answer_relevance(case.question, answer.sentences, embedder) if not answer.refused else None
+        )
+        relevance_seconds = time.perf_counter() - started
+        cited = {evidence_key(s.document_id, s.label) for s in answer.cited_sentences}
+        prf = citation_prf(cited, case.gold_evidence)
+        rows.append(
+            {
+                "dataset": dataset,
+                "case_id": case.case_id,
+                "question": case.question,
+                "answerable": case.answerable,
+                "signals": dict(zip(SIGNAL_NAMES, signals.vector().tolist(), strict=True)),
+                "generator_refused": answer.refused,
+                "forced_refusal": ruled is not None,
+                "rule": ruled[1] if ruled else None,
+                "answer_type": analysis.answer_type,
+                "context": [{**j.to_trace(), "gold": j.document_id in case.gold_documents} for j in context],
+                "relevance": relevance.to_trace() if relevance else None,
+                "support_share": (
+                    sum(s.support == "supported" for s in answer.sentences) / len(answer.sentences)
+                    if not answer.refused and answer.sentences
+                    else 0.0
+                ),
+                "citation_f1": prf.f1 if prf else None,
+                "top_document": answer.retrieved_documents[:1],
+                "gold_documents": list(case.gold_documents),
+                "seconds": {"signals": signal_seconds, "answer_relevance": relevance_seconds},
+            }
+        )
+    return rows
+
+
+class CacheReader:
+    """Reads the shared vector cache but never writes it: another bench may be filling it."""
+
+    def __init__(self, cache: CachingEmbedder, model) -> None:
+        self.cache, self.model, self.memo = cache, model, {}
+
+    def encode(self, texts):
+        missing = [
+            t
+            for t in dict.fromkeys(texts)
+            if t not in self.memo and self.cache._key(t) not in self.cache._rows
+        ]
+        if missing:
+            self.memo.update(zip(missing, self.model.encode(missing), strict=True))
+        rows = [
+            self.memo[t] if t in self.memo else self.cache._vectors[self.cache._rows[self.cache._key(t)]]
+            for t in texts
+        ]
+        return np.stack(rows)
+
+
+def cached_or_gold(documents, reader: CacheReader) -> list:
+    """The gold documents plus every document whose sentences are all cached already.
+
+    A stand-in for the full 787-document corpus when encoding all of it (~90k
+    sentences) does not fit the time: retrieval then has fewer distractors, so
+    its R@1 is optimistic; results from it are labelled as such.
+    """
+    gold = {
+        d
+        for split in ("train", "dev", "test")
+        for c in load_gold_cases(split, data_dir=DATA)
+        for d in c.gold_documents
+    }
+    cache = reader.cache
+    kept = [
+        d
+        for d in documents
+        if d.external_id in gold or all(cache._key(s.text) in cache._rows for s in d.sentences)
+    ]
+    print(f"  analyst-bench subset: {len(kept)} of {len(documents)} documents ({len(gold)} gold)")
+    return kept
+
+
+def gather(args) -> list[dict]:
+    if args.cached and ROWS.exists():
+        return json.loads(ROWS.read_text())
+    config = with_overrides(get_preset("default"), ["min_retrieval_confidence=null"])
+    model = SentenceTransformerEmbedder()
+    corpus_embedder = embedder = CacheReader(CachingEmbedder(model, CACHE, MODEL), model)
+    rows = []
+    documents, _ = clapnq()
+    index, _ = build(documents, corpus_embedder)
+    cases, _ = clapnq_cases()
+    rows += collect_rows("clapnq-dev", cases, index, embedder, config)
+    if not args.clapnq_only:
+        documents, _ = analyst_bench()
+        if args.analyst_subset:
+            documents = cached_or_gold(documents, corpus_embedder)
+        index, _ = build(documents, corpus_embedder)
+        for split in ("train", "dev", "test"):
+            rows += collect_rows(
+                f"analyst-bench-{split}", load_gold_cases(split, data_dir=DATA), index, embedder, config
+            )
+    ROWS.parent.mkdir(parents=True, exist_ok=True)
+    ROWS.write_text(json.dumps(rows))
+    return rows
+
+
+# --- metrics --------------------------------------------------------------------------------
+
+
+def prf(predicted: np.ndarray, actual: np.ndarray) -> tuple[float, float, float]:
+    hits = float((predicted & actual).sum())
+    precision = hits / predicted.sum() if predicted.sum() else 0.0
+    recall = hits / actual.sum() if actual.sum() else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if hits else 0.0
+    return precision, recall, f1
+
+
+def auc(scores: np.ndarray, positive: np.ndarray) -> float:
+    pos, neg = scores[positive], scores[~positive]
+    if not len(pos) or not len(neg):
+        return float("nan")
+    greater = (pos[:, None] > neg[None, :]).sum() + 0.5 * (pos[:, None] == neg[None, :]).sum()
+    return float(greater / (len(pos) * len(neg)))
+
+
+def ece(probabilities: np.ndarray, outcomes: np.ndarray, bins: int = 10) -> float:
+    """Expected calibration error over equal-width bins: sum of |mean p - hit rate| weighted by bin size."""
+    edges = np.linspace(0, 1, bins + 1)
+    which = np.clip(np.digitize(probabilities, edges[1:-1]), 0, bins - 1)
+    total = 0.0
+    for b in range(bins):
+        members = which == b
+        if members.any():
+            total += members.mean() * abs(probabilities[members].mean() - outcomes[members].mean())
+    return float(total)
+
+
+def matrix(rows: list[dict], names, key: str) -> np.ndarray:
+    return np.array([[row[key][n] for n in names] for row in rows], dtype=np.float64)
+
+
+def relevance_of(row: dict) -> AnswerRelevance | None:
+    data = row["relevance"]
+    if data is None:
+        return None
+    return AnswerRelevance(
+        data["score"],
+        data["cosine"],
+        data["focus_coverage"],
+        data["type_stated"],
+        data["addresses"],
+        data["reason"],
+    )
+
+
+@dataclass(frozen=True)
+class Models:
+    answerability: LogisticModel
+    answer_check: LogisticModel
+    confidence: LogisticModel
+
+
+@dataclass(frozen=True)
+class Decisions:
+    p_answerable: np.ndarray  # before generation
+    p_checked: np.ndarray  # after it (the answerability probability where nothing was generated)
+    refused: np.ndarray
+    confidence: np.ndarray
+
+
+def decide(rows: list[dict], models: Models, *, with_check: bool = True) -> Decisions:
+    """What the pipeline decides for each row: the same order of checks as ``runner.answer_stage``."""
+    p1 = models.answerability.probability(matrix(rows, SIGNAL_NAMES, "signals"))
+    p2 = p1.copy()
+    refused = np.zeros(len(rows), dtype=bool)
+    confidence = np.zeros(len(rows))
+    for i, row in enumerate(rows):
+        if row["forced_refusal"]:
+            p1[i] = p2[i] = min(p1[i], 0.05)
+        early = row["forced_refusal"] or p1[i] < models.answerability.threshold
+        relevance = relevance_of(row)
+        if early or row["generator_refused"] or relevance is None:
+            refused[i] = True
+            confidence[i] = 1.0 - p1[i]
+            continue
+        if with_check:
+            features = answer_check_features(p1[i], relevance)
+            p2[i] = models.answer_check.probability(features)[0]
+            if not relevance.addresses or p2[i] < models.answer_check.threshold:
+                refused[i] = True
+                confidence[i] = 1.0 - p2[i]
+                continue
+        features = confidence_features(p2[i], relevance, row["support_share"])
+        confidence[i] = models.confidence.probability(features)[0]
+    return Decisions(p1, p2, refused, confidence)
+
+
+def best_threshold(
+    answerable: np.ndarray, probabilities: np.ndarray, refused_anyway: np.ndarray, min_recall: float
+) -> float:
+    """The threshold with the best unanswerable-class F1 among those keeping answerable recall."""
+    best, best_f1 = 0.0, -1.0
+    for threshold in np.unique(np.concatenate([[0.0], probabilities])):
+        refused = refused_anyway | (probabilities < threshold)
+        recall = (~refused & answerable).sum() / max(answerable.sum(), 1)
+        f1 = prf(refused, ~answerable)[2]
+        if recall >= min_recall and f1 > best_f1:
+            best, best_f1 = float(threshold), f1
+    return best
+
+
+def fit_models(train: list[dict], l2: float, *, early_recall: float, final_recall: float) -> Models:
+    """Fit the three models in pipeline order, each threshold on the same data."""
+    answerable = np.array([row["answerable"] for row in train])
+    x = matrix(train, SIGNAL_NAMES, "signals")
+    first = LogisticModel.fit(x, answerable.astype(float), SIGNAL_NAMES, l2=l2)
+    p1 = first.probability(x)
+    forced = np.array([row["forced_refusal"] for row in train])
+    generator = np.array([row["generator_refused"] or row["relevance"] is None for row in train])
+    first = fitted(first, threshold=best_threshold(answerable, p1, forced | generator, early_recall))
+    kept = [i for i in range(len(train)) if not (forced[i] or generator[i] or p1[i] < first.threshold)]
+    features = np.array([answer_check_features(p1[i], relevance_of(train[i])) for i in kept])
+    check = LogisticModel.fit(features, answerable[kept].astype(float), ANSWER_CHECK_NAMES, l2=l2)
+    p2 = np.zeros(len(train))
+    p2[kept] = check.probability(features)
+    off = np.ones(len(train), dtype=bool)
+    off[kept] = [not relevance_of(train[i]).addresses for i in kept]
+    check = fitted(check, threshold=best_threshold(answerable, p2, off, final_recall))
+    answered = [i for i in kept if not off[i] and p2[i] >= check.threshold]
+    features = np.array(
+        [confidence_features(p2[i], relevance_of(train[i]), train[i]["support_share"]) for i in answered]
+    )
+    outcomes = np.array([confidence_outcome(train[i], False) for i in answered], dtype=float)
+    confidence = LogisticModel.fit(features, outcomes, CONFIDENCE_NAMES, l2=l2)
+    return Models(first, check, confidence)
+
+
+def folds_of(rows: list[dict], folds: int = FOLDS, seed: int = 0) -> np.ndarray:
+    """A fold number per CLAPNQ row, stratified by answerability, fixed by the seed."""
+    rng = np.random.default_rng(seed)
+    fold = np.full(len(rows), -1)
+    for label in (True, False):
+        members = [i for i, row in enumerate(rows) if row["answerable"] == label]
+        rng.shuffle(members)
+        for position, i in enumerate(members):
+            fold[i] = position % folds
+    return fold
+
+
+def confidence_outcome(row: dict, refused: bool) -> bool:
+    if not row["answerable"]:
+        return refused
+    return not refused and (row["citation_f1"] or 0.0) >= 0.5
+
+
+def summarise(name: str, rows: list[dict], decisions: Decisions) -> None:
+    answerable = np.array([row["answerable"] for row in rows])
+    refused = decisions.refused
+    rp, rr, rf = prf(refused, ~answerable)
+    ap, ar, af = prf(~refused, answerable)
+    outcomes = np.array([confidence_outcome(r, bool(x)) for r, x in zip(rows, refused, strict=True)])
+    cited = [
+        (r["citation_f1"] if not x else 0.0)
+        for r, x in zip(rows, refused, strict=True)
+        if r["citation_f1"] is not None and r["answerable"]
+    ]
+    print(
+        f"{name} (n={len(rows)}, unanswerable {int((~answerable).sum())}): "
+        f"refusal P/R/F1 {rp:.3f}/{rr:.3f}/{rf:.3f}  answerable P/R/F1 {ap:.3f}/{ar:.3f}/{af:.3f}  "
+        f"AUC p1 {auc(decisions.p_answerable, answerable):.3f} "
+        f"p2 {auc(decisions.p_checked, answerable):.3f}  "
+        f"ECE p1 {ece(decisions.p_answerable, answerable):.3f}  "
+        f"confidence ECE {ece(decisions.confidence, outcomes):.3f} (right {outcomes.mean():.2f})  "
+        f"answerable citation F1 (refused = 0) {np.mean(cited) if cited else float('nan'):.3f}"
+    )
+
+
+def cross_validate(rows: list[dict], args) -> None:
+    clapnq_rows = [r for r in rows if r["dataset"] == "clapnq-dev"]
+    extra = [r for r in rows if r["dataset"] == "analyst-bench-train"]
+    fold = folds_of(clapnq_rows)
+    n = len(clapnq_rows)
+    merged = Decisions(np.empty(n), np.empty(n), np.empty(n, dtype=bool), np.empty(n))
+    for k in range(FOLDS):
+        train = [r for r, f in zip(clapnq_rows, fold, strict=True) if f != k] + extra
+        test = [i for i, f in enumerate(fold) if f == k]
+        models = fit_models(train, args.l2, early_recall=args.early_recall, final_recall=args.final_recall)
+        part = decide([clapnq_rows[i] for i in test], models, with_check=not args.no_check)
+        for name in ("p_answerable", "p_checked", "refused", "confidence"):
+            getattr(merged, name)[test] = getattr(part, name)
+    summarise(f"CLAPNQ-dev, {FOLDS}-fold held-out", clapnq_rows, merged)
+
+
+def report_fitted(rows: list[dict], models: Models, args) -> None:
+    for dataset in dict.fromkeys(r["dataset"] for r in rows):
+        subset = [r for r in rows if r["dataset"] == dataset]
+        tag = (
+            " (tuning data, in-sample)" if dataset in ("clapnq-dev", "analyst-bench-train") else " (held out)"
+        )
+        summarise(dataset + tag, subset, decide(subset, models, with_check=not args.no_check))
+
+
+def baseline(rows: list[dict], threshold: float = 0.45) -> None:
+    """Today's rule: refuse below a best-sentence cosine of 0.45, or when generation refuses."""
+    for dataset in dict.fromkeys(r["dataset"] for r in rows):
+        subset = [r for r in rows if r["dataset"] == dataset]
+        cosine = np.array([r["signals"]["best_sentence_cosine"] for r in subset])
+        refused = np.array([r["generator_refused"] for r in subset]) | (cosine < threshold)
+        answerable = np.array([r["answerable"] for r in subset])
+        print(
+            f"  baseline cosine<{threshold} {dataset}: refusal F1 {prf(refused, ~answerable)[2]:.3f} "
+            f"answerable recall {prf(~refused, answerable)[1]:.3f}  AUC(cosine) {auc(cosine, answerable):.3f}"
+        )
+
+
+def single_signals(rows: list[dict]) -> None:
+    subset = [r for r in rows if r["dataset"] == "clapnq-dev"]
+    answerable = np.array([r["answerable"] for r in subset])
+    cells = [f"{n} {auc(np.array([r['signals'][n] for r in subset]), answerable):.3f}" for n in SIGNAL_NAMES]
+    print("  CLAPNQ-dev AUC of each signal alone: " + ", ".join(cells))
+
+
+def context_report(rows: list[dict]) -> None:
+    for dataset in ("clapnq-dev", "analyst-bench-train"):
+        judged = [c for r in rows if r["dataset"] == dataset and r["answerable"] for c in r["context"]]
+        gold = [c for c in judged if c["gold"]]
+        other = [c for c in judged if not c["gold"]]
+        share = {
+            label: (
+                sum(c["label"] == label for c in gold) / max(len(gold), 1),
+                sum(c["label"] == label for c in other) / max(len(other), 1),
+            )
+            for label in ("relevant", "partial", "irrelevant")
+        }
+        print(f"  context relevance {dataset} answerable, share (gold passages, other passages): {share}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--cached", action="store_true", help="reuse var/answerability_rows.json")
+    parser.add_argument("--clapnq-only", action="store_true")
+    parser.add_argument(
+        "--analyst-subset",
+        action="store_true",
+        help="analyst-bench over gold + already-cached documents only",
+    )
+    parser.add_argument("--write", action="store_true", help="fit on all tuning data and write the model")
+    parser.add_argument("--l2", type=float, default=1.0)
+    parser.add_argument(
+        "--early-recall", type=float, default=0.98, help="answerable recall kept before generation"
+    )
+    parser.add_argument("--final-recall", type=float, default=0.95, help="answerable recall kept in the end")
+    parser.add_argument("--no-check", action="store_true", help="leave out the answer check")
+    args = parser.parse_args()
+    rows = gather(args)
+    baseline(rows)
+    single_signals(rows)
+    context_report(rows)
+    cross_validate(rows, args)
+    tuning = [r for r in rows if r["dataset"] in ("clapnq-dev", "analyst-bench-train")]
+    models = fit_models(tuning, args.l2, early_recall=args.early_recall, final_recall=args.final_recall)
+    report_fitted(rows, models, args)
+    for stage in ("signals", "answer_relevance"):
+        seconds = statistics.median(r["seconds"][stage] for r in rows)
+        print(f"  {stage} per question: p50 {seconds * 1000:.1f} ms")
+    if args.write:
+        write_models(rows, models, args)
+
+
+def write_models(rows: list[dict], models: Models, args) -> None:
+    counts = {name: sum(r["dataset"] == name for r in rows) for name in ("clapnq-dev", "analyst-bench-train")}
+    trained_on = (
+        f"CLAPNQ-dev ({counts['clapnq-dev']} questions) and analyst-bench train "
+        f"({counts['analyst-bench-train']} questions"
+        f"{', over gold + cached documents only' if args.analyst_subset else ''}), "
+        "retrieval by the default preset; "
+        f"L2 {args.l2}; thresholds keep answerable recall >= {args.early_recall} before generation and "
+        f">= {args.final_recall} in the end; written by bench/answerability.py --write"
+    )
+    payload = {
+        name: fitted(getattr(models, name), trained_on=trained_on).to_json()
+        for name in ("answerability", "answer_check", "confidence")
+    }
+    MODEL_FILE.write_text(json.dumps(payload, indent=1) + "\n")
+    print(f"wrote {MODEL_FILE.relative_to(REPO)}")
+
+
+if __name__ == "__main__":
+    main()

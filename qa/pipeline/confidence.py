@@ -1,0 +1,118 @@
+"""The answer check and confidence: is this answer an answer, and how likely is it right?
+
+Two small logistic models stored beside the answerability model in
+``answerability_model.json`` (fitted by bench/answerability.py on the tuning
+data named there):
+
+- the answer check: p(the question is answerable) once the answer is known,
+  from the answerability probability and the answer's relevance to the
+  question (question-answer cosine, focus coverage, whether it states the kind
+  of thing asked for). Below its threshold the answer is refused: supported
+  sentences that do not address the question are not an answer;
+- confidence: p(the answer is right), where right means what the bench scores:
+  an answer to an answerable question whose citations reach F1 >= 0.5 against
+  the gold evidence, or a refusal of an unanswerable one. A refusal's
+  confidence is 1 - the last answerability probability computed for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from qa.pipeline.answerability import MODEL_PATH, LogisticModel, load_model, logit
+from qa.pipeline.relevance import AnswerRelevance
+
+ANSWER_CHECK_NAMES: tuple[str, ...] = (
+    "answerability_logit",
+    "answer_cosine",
+    "answer_coverage",
+    "type_stated",
+)
+CONFIDENCE_NAMES: tuple[str, ...] = (
+    "answer_check_logit",
+    "answer_cosine",
+    "answer_coverage",
+    "support_share",
+)
+
+
+def answer_check_features(answerability: float, relevance: AnswerRelevance) -> np.ndarray:
+    return np.array(
+        [logit(answerability), relevance.cosine, relevance.focus_coverage, float(relevance.type_stated)]
+    )
+
+
+def confidence_features(checked: float, relevance: AnswerRelevance, support_share: float) -> np.ndarray:
+    return np.array([logit(checked), relevance.cosine, relevance.focus_coverage, support_share])
+
+
+def support_share(labels: Sequence[str]) -> float:
+    return sum(label == "supported" for label in labels) / len(labels) if labels else 0.0
+
+
+@dataclass(frozen=True)
+class AnswerCheck:
+    probability: float  # p(answerable) given the answer
+    threshold: float
+    relevance: AnswerRelevance
+
+    @property
+    def addresses_question(self) -> bool:
+        return self.relevance.addresses and self.probability >= self.threshold
+
+    @property
+    def reason(self) -> str:
+        if not self.relevance.addresses:
+            return self.relevance.reason
+        if self.probability < self.threshold:
+            return (
+                f"the answer does not address the question (p {self.probability:.3f} < {self.threshold:.3f})"
+            )
+        return f"the answer addresses the question (p {self.probability:.3f})"
+
+    def to_trace(self) -> dict:
+        return {
+            "probability": round(self.probability, 4),
+            "threshold": round(self.threshold, 4),
+            "addresses_question": self.addresses_question,
+            "reason": self.reason,
+            "relevance": self.relevance.to_trace(),
+        }
+
+
+@dataclass(frozen=True)
+class Confidence:
+    probability: float
+    basis: str
+
+    def to_trace(self) -> dict:
+        return {"probability": round(self.probability, 4), "basis": self.basis}
+
+
+class TrustModels:
+    """The answer-check and confidence models, loaded once per process."""
+
+    def __init__(self, path: Path | str = MODEL_PATH) -> None:
+        self.answer_check = load_model(path, "answer_check")
+        self.confidence = load_model(path, "confidence")
+
+    def check_answer(self, answerability: float, relevance: AnswerRelevance) -> AnswerCheck:
+        probability = float(self.answer_check.probability(answer_check_features(answerability, relevance))[0])
+        return AnswerCheck(probability, self.answer_check.threshold, relevance)
+
+    def of_answer(self, check: AnswerCheck, labels: Sequence[str]) -> Confidence:
+        features = confidence_features(check.probability, check.relevance, support_share(labels))
+        return Confidence(float(self.confidence.probability(features)[0]), "answer: confidence model")
+
+    @staticmethod
+    def of_refusal(answerability: float) -> Confidence:
+        return Confidence(1.0 - answerability, "refusal: 1 - p(answerable)")
+
+
+def fitted(model: LogisticModel, **changes) -> LogisticModel:
+    """A copy with fields changed (the threshold, what it was trained on)."""
+    return LogisticModel(**{**model.__dict__, **changes})

@@ -1,0 +1,220 @@
+"""What a question asks for: its answer type and the words an answer must be about.
+
+A rule-based analyser, deliberately small. It feeds answerability (does the
+evidence hold an answer of the right kind?) and answer relevance (does the
+answer state one?). "What was the population of Dominica in 2020?" asks for a
+number whose measure is "population": four sentences of colonial history hold
+years but no population figure, so they do not answer it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from qa.pipeline.text import (
+    META_WORDS,
+    STOPWORDS,
+    QuantitySlot,
+    capitalised_names,
+    has_quantity,
+    number_mentions,
+    quantity_slots,
+    stem,
+    words,
+)
+
+AnswerType = Literal["number", "date", "person", "place", "other"]
+
+_DATE = re.compile(
+    r"^\s*(?:when\b|(?:in|by|since|until)?\s*(?:what|which)\s+(?:year|date|day|month|decade|century|period)\b|"
+    r"how long ago\b)",
+    re.IGNORECASE,
+)
+_PERSON = re.compile(
+    r"\b(?:who|whom|whose)\b|\b(?:what|which)\s+(?:person|president|king|queen|leader|prime minister|"
+    r"author|singer|actor|actress|player|coach|founder|ruler|emperor|chancellor|minister|general)\b",
+    re.IGNORECASE,
+)
+_PLACE = re.compile(
+    r"^\s*where\b|\b(?:what|which)\s+(?:country|countries|city|cities|state|states|place|region|"
+    r"continent|province|town|island|capital)\b|\bwhere\b",
+    re.IGNORECASE,
+)
+# "how long", "how far", ... and "what is the population of ...": a measure the answer must state.
+_HOW_MEASURE = re.compile(
+    r"\bhow\s+(long|far|tall|old|big|large|high|deep|wide|fast|often|heavy)\b", re.IGNORECASE
+)
+MEASURE_WORDS = frozenset(
+    stem(w)
+    for w in """population number amount total cost price rate gdp budget revenue income salary height
+    length width depth area size distance speed age temperature value score percentage percent share
+    proportion fraction weight capacity count tally toll""".split()
+)
+# Words a source uses for a measure the question names differently ("home to 72,000 people").
+_MEASURE_SYNONYMS = {
+    "population": {"people", "inhabitant", "resident", "citizen"},
+    "cost": {"price", "spent", "spend", "paid"},
+    "price": {"cost", "paid"},
+    "age": {"old", "aged", "born"},
+    "height": {"tall", "high", "metre", "meter", "feet", "foot"},
+    "distance": {"far", "mile", "kilometre", "kilometer", "km"},
+    "toll": {"killed", "dead", "death"},
+}
+# "the total number of jobs": the measure is what is counted (the quantity slot's focus), not "number".
+_GENERIC_MEASURES = frozenset({"number", "amount", "total", "value", "count", "size"})
+_MEASURE_HEAD = re.compile(
+    r"\b(?:what|which)\s+(?:is|was|were|are|will be|has been)?\s*(?:the\s+)?"
+    r"(?:\w+\s+){0,2}?(population|number|amount|total|cost|price|rate|gdp|budget|revenue|income|salary|"
+    r"height|length|width|depth|area|size|distance|speed|age|temperature|value|score|weight|capacity|"
+    r"death toll|toll)\b",
+    re.IGNORECASE,
+)
+_MONTHS = re.compile(
+    r"\b(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|"
+    r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\b|\bcentury\b|\bdecade\b|\b1[0-9]{3}s?\b|\b20[0-9]{2}s?\b",
+    re.IGNORECASE,
+)
+# Question words that never name what is asked about.
+_QUESTION_WORDS = frozenset(
+    stem(w)
+    for w in """what which who whom whose when where why how does did do is are was were according article
+    based solely only overview historical account reporting report specific exact describe explain""".split()
+)
+
+
+@dataclass(frozen=True)
+class QuestionAnalysis:
+    """``focus``: stemmed content words an answer must be about; ``measure``: the stemmed measure
+    word a number answer must mention ("population"), empty when the question names none."""
+
+    question: str
+    answer_type: AnswerType
+    focus: frozenset[str]
+    measure: frozenset[str]
+    parts: int  # clauses joined by "and"/"or" that each ask something
+    years: frozenset[float] = frozenset()  # years the question names ("in 2020")
+
+    @property
+    def vague(self) -> bool:
+        """Too little to search for: "what about it?", "tell me more"."""
+        return len(self.focus) <= 1
+
+
+def analyse_question(question: str) -> QuestionAnalysis:
+    answer_type: AnswerType = "other"
+    measure: frozenset[str] = frozenset()
+    slots = quantity_slots(question)
+    head = _MEASURE_HEAD.search(question)
+    if _DATE.search(question):
+        answer_type = "date"
+    elif slots or _HOW_MEASURE.search(question) or head:
+        answer_type = "number"
+        if head and head.group(1).lower() not in _GENERIC_MEASURES:
+            named = words(head.group(1))
+            synonyms = {s for w in named for s in _MEASURE_SYNONYMS.get(w, ())}
+            measure = frozenset(stem(w) for w in [*named, *synonyms])
+        elif slots:
+            measure = slots[0].focus
+    elif _PERSON.search(question):
+        answer_type = "person"
+    elif _PLACE.search(question):
+        answer_type = "place"
+    focus = (
+        frozenset(
+            stem(w)
+            for w in words(question)
+            if w not in STOPWORDS and w not in META_WORDS and len(w) > 1 and not w[0].isdigit()
+        )
+        - _QUESTION_WORDS
+    )
+    parts = 1 + len(
+        re.findall(
+            r",?\s+and\s+(?:how|what|which|who|when|where|why|did|does|is|are|was)\b", question, re.IGNORECASE
+        )
+    )
+    years = frozenset(value for value, kind, _, _ in number_mentions(question) if kind == "year")
+    return QuestionAnalysis(question, answer_type, focus, measure, parts, years)
+
+
+def states_answer_type(analysis: QuestionAnalysis, sentence: str) -> bool:
+    """Whether the sentence states something of the kind the question asks for.
+
+    A number question's sentence must state an amount and, when the question
+    names a measure, mention it; a date question's a year, month or period;
+    a person or place question's a name the question does not already use.
+    "other" questions are satisfied by any sentence.
+    """
+    if analysis.answer_type == "number":
+        if not has_quantity(sentence):
+            return False
+        sentence_words = {stem(w) for w in words(sentence)}
+        if analysis.measure and analysis.years:
+            # "the population of Dominica in 2020": a figure for another year is not the answer.
+            stated = {value for value, kind, _, _ in number_mentions(sentence) if kind == "year"}
+            if not analysis.years & stated:
+                return False
+        return (
+            not analysis.measure
+            or bool(analysis.measure & sentence_words)
+            or _percent_for(analysis, sentence)
+        )
+    if analysis.answer_type == "date":
+        return bool(_MONTHS.search(sentence)) or any(k == "year" for _, k, _, _ in number_mentions(sentence))
+    if analysis.answer_type in ("person", "place"):
+        asked = {w for w in words(analysis.question)}
+        return bool(capitalised_names(sentence) - asked)
+    return True
+
+
+def _percent_for(analysis: QuestionAnalysis, sentence: str) -> bool:
+    wants_percent = analysis.measure & {stem("percentage"), stem("percent"), stem("share"), stem("rate")}
+    return bool(wants_percent) and any(k == "percent" for _, k, _, _ in number_mentions(sentence))
+
+
+def slot_states_amount(slot: QuantitySlot, sentence: str, title: str = "", *, window: int = 4) -> bool:
+    """Stricter than ``QuantitySlot.satisfied_by``, for deciding answerability.
+
+    The amount must be attached to the counted thing: one of the slot's first
+    two focus words ("cruise ships") within ``window`` words after a number
+    ("19 stations", "3.3 million more ballots"); and the sentence (or its
+    title) must share another word of the slot that is not a capitalised name
+    (names are the topic, present everywhere). "The port handled 4.2 million
+    containers" counts no ships; "a population of 3.1 million people" says
+    nothing about people who died in a flood. Percentages attach to "%", not
+    to the noun, so for them the focus word may be anywhere in the sentence.
+    """
+    if not slot.satisfied_by(sentence + " " + title) or not has_quantity(sentence):
+        return False
+    names = {m.lower() for m in re.findall(r"\b[A-Z][a-z]+", slot.phrase)}
+    focus = [
+        stem(w)
+        for w in words(slot.phrase)
+        if w not in STOPWORDS and w not in META_WORDS and not w[0].isdigit() and len(w) > 1 and w not in names
+    ]
+    focus = [w for w in dict.fromkeys(focus) if w not in _SLOT_FILLER_STEMS]
+    if not focus:
+        return True
+    tokens = [stem(w) for w in words(sentence)]
+    heads = set(focus[:2])
+    if slot.kind == "percent":
+        attached = bool(heads & set(tokens))
+    else:
+        numeric = [i for i, w in enumerate(tokens) if w[0].isdigit() or w in _COUNT_WORDS]
+        attached = any(heads & set(tokens[i + 1 : i + 1 + window]) for i in numeric)
+    others = set(focus) - heads
+    bag = set(tokens) | {stem(w) for w in words(title)}
+    return attached and (not others or bool(others & bag))
+
+
+_SLOT_FILLER_STEMS = frozenset(
+    stem(w)
+    for w in """exact total number amount figure count value size overall approximate approximately
+    roughly estimated additional extra percentage percent proportion share fraction more""".split()
+)
+_COUNT_WORDS = frozenset(
+    stem(w)
+    for w in """one two three four five six seven eight nine ten eleven twelve twenty thirty forty fifty
+    hundred hundreds thousand thousands million millions billion billions dozen dozens""".split()
+)

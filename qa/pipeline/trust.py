@@ -1,0 +1,136 @@
+"""The RAG intrinsics around generation: answerability and context relevance before it,
+the answer check and confidence after it.
+
+``before_generation`` decides whether to generate at all and which passages
+generation may read; ``after_generation`` refuses an answer that does not
+address the question and attaches the answer's calibrated confidence. The
+runner calls both; bench/answerability.py calls the same functions, so what
+it measures is what runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from typing import Literal
+
+from qa.pipeline.answerability import (
+    AnswerabilityVerdict,
+    LLMAnswerability,
+    SignalAnswerability,
+)
+from qa.pipeline.confidence import AnswerCheck, Confidence, TrustModels
+from qa.pipeline.protocols import LLM, Embedder
+from qa.pipeline.questions import analyse_question
+from qa.pipeline.relevance import ContextJudgement, answer_relevance, judge_context, relevant_passages
+from qa.pipeline.types import REFUSAL_TEXT, UNSUPPORTED, Answer, AnswerSentence, ScoredPassage
+
+AnswerabilityJudge = Literal["signals", "llm"]
+
+
+@dataclass(frozen=True)
+class TrustConfig:
+    """Which intrinsics run. ``answerability_threshold`` overrides the stored model's threshold."""
+
+    answerability: AnswerabilityJudge = "signals"
+    filter_context: bool = True
+    check_answer: bool = True
+    answerability_threshold: float | None = None
+
+
+@dataclass(frozen=True)
+class BeforeGeneration:
+    verdict: AnswerabilityVerdict
+    context: tuple[ContextJudgement, ...]
+    passages: tuple[ScoredPassage, ...]  # what generation may read: the passages not judged irrelevant
+
+    def to_trace(self) -> dict:
+        return {
+            "answerability": self.verdict.to_trace(),
+            "context_relevance": [j.to_trace() for j in self.context],
+        }
+
+
+@dataclass(frozen=True)
+class AfterGeneration:
+    answer: Answer
+    check: AnswerCheck | None
+    confidence: Confidence
+
+    def to_trace(self) -> dict:
+        return {
+            "answer_check": self.check.to_trace() if self.check else None,
+            "confidence": self.confidence.to_trace(),
+        }
+
+
+@lru_cache(maxsize=1)
+def trust_models() -> TrustModels:
+    return TrustModels()
+
+
+@lru_cache(maxsize=4)
+def _signal_judge(threshold: float | None) -> SignalAnswerability:
+    return SignalAnswerability(threshold=threshold)
+
+
+def answerability_judge(config: TrustConfig, llm: LLM | None) -> SignalAnswerability | LLMAnswerability:
+    signals = _signal_judge(config.answerability_threshold)
+    if config.answerability == "llm" and llm is not None:
+        return LLMAnswerability(llm, fallback=signals)
+    return signals
+
+
+def before_generation(
+    question: str,
+    ranked: Sequence[ScoredPassage],
+    answer_passages: int,
+    *,
+    config: TrustConfig,
+    llm: LLM | None = None,
+) -> BeforeGeneration:
+    verdict = answerability_judge(config, llm).judge(question, ranked)
+    head = tuple(ranked[:answer_passages])
+    context = judge_context(question, head)
+    passages = relevant_passages(head, context) if config.filter_context else head
+    return BeforeGeneration(verdict, context, passages)
+
+
+def refusal_for(verdict: AnswerabilityVerdict, documents: Sequence[str]) -> Answer:
+    return Answer(
+        sentences=(AnswerSentence(REFUSAL_TEXT, (), UNSUPPORTED),),
+        refused=True,
+        note=f"Refused ({verdict.kind}): {verdict.reason}.",
+        retrieved_documents=tuple(documents),
+        confidence=TrustModels.of_refusal(verdict.probability).probability,
+    )
+
+
+def after_generation(
+    question: str,
+    answer: Answer,
+    verdict: AnswerabilityVerdict,
+    *,
+    config: TrustConfig,
+    embedder: Embedder,
+) -> AfterGeneration:
+    """Refuse an answer that does not address the question; give every answer its confidence."""
+    models = trust_models()
+    if answer.refused:
+        confidence = models.of_refusal(verdict.probability)
+        return AfterGeneration(replace(answer, confidence=confidence.probability), None, confidence)
+    relevance = answer_relevance(question, answer.sentences, embedder, analysis=analyse_question(question))
+    check = models.check_answer(verdict.probability, relevance)
+    if config.check_answer and not check.addresses_question:
+        confidence = models.of_refusal(check.probability)
+        refused = Answer(
+            sentences=(AnswerSentence(REFUSAL_TEXT, (), UNSUPPORTED),),
+            refused=True,
+            note=f"Refused: {check.reason}.",
+            retrieved_documents=answer.retrieved_documents,
+            confidence=confidence.probability,
+        )
+        return AfterGeneration(refused, check, confidence)
+    confidence = models.of_answer(check, [s.support for s in answer.sentences])
+    return AfterGeneration(replace(answer, confidence=confidence.probability), check, confidence)

@@ -1,0 +1,168 @@
+"""Answerability, question analysis, context and answer relevance: the pure stages."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import numpy as np
+
+from qa.pipeline.answerability import (
+    ANSWER_KINDS,
+    ANSWERABLE,
+    SIGNAL_NAMES,
+    UNANSWERABLE,
+    UNDERSPECIFIED,
+    LLMAnswerability,
+    LogisticModel,
+    SignalAnswerability,
+    answerability_signals,
+    load_model,
+)
+from qa.pipeline.llm import OpenAICompatibleLLM
+from qa.pipeline.questions import analyse_question, states_answer_type
+from qa.pipeline.relevance import IRRELEVANT, RELEVANT, answer_relevance, judge_context, relevant_passages
+from qa.pipeline.types import SUPPORTED, AnswerSentence, ScoredPassage
+from tests.qa.pipeline.answering_fakes import BagOfWordsEmbedder, make_passage
+from tests.qa.pipeline.test_llm_clients import RECORDED_COMPLETION, FakeChatServer
+
+HISTORY = make_passage(
+    "factbook/dominica",
+    [
+        "Dominica was the last of the Caribbean islands to be colonised by Europeans.",
+        "France ceded possession of Dominica to Great Britain in 1763.",
+        "Dominica became a British colony in 1805.",
+        "In 1980 Mary Eugenia Charles became prime minister of Dominica.",
+    ],
+    title="Dominica: History",
+)
+PEOPLE = make_passage(
+    "factbook/dominica-people",
+    ["The population of Dominica was about 72,000 people in 2020, down slightly from 2010."],
+    title="Dominica: People",
+)
+
+
+def hits(*passages, cosine=0.6):
+    return [
+        ScoredPassage(p, 1.0 - 0.1 * i, {"sentence_similarity": cosine - 0.05 * i, "dense": cosine - 0.1})
+        for i, p in enumerate(passages)
+    ]
+
+
+def test_question_analysis_names_the_kind_of_answer_asked_for():
+    population = analyse_question("What was the population of Dominica in 2020, and how has it changed?")
+    assert population.answer_type == "number" and "population" in population.measure
+    assert analyse_question("Who won Mali's presidential election in 2013?").answer_type == "person"
+    assert analyse_question("When did Dominica become independent?").answer_type == "date"
+    assert analyse_question("Where is the Eiffel Tower?").answer_type == "place"
+    assert analyse_question("what about it?").vague
+
+
+def test_a_history_sentence_does_not_state_a_population():
+    question = analyse_question("What was the population of Dominica in 2020?")
+    assert not any(states_answer_type(question, s.text) for s in HISTORY.sentences)
+    assert states_answer_type(question, PEOPLE.sentences[0].text)
+
+
+def test_on_topic_question_for_an_unstated_figure_is_unanswerable():
+    verdict = SignalAnswerability().judge("What was the population of Dominica in 2020?", hits(HISTORY))
+    assert verdict.kind == UNANSWERABLE
+    assert "population" in verdict.reason
+    assert verdict.probability <= 0.05
+
+
+def test_the_same_question_is_answerable_when_a_passage_states_the_figure():
+    verdict = SignalAnswerability().judge(
+        "What was the population of Dominica in 2020?", hits(PEOPLE, HISTORY, cosine=0.75)
+    )
+    assert verdict.kind == ANSWERABLE
+    assert verdict.probability > 0.5
+
+
+def test_vague_question_is_underspecified_and_every_kind_is_declared_once():
+    verdict = SignalAnswerability().judge("And that?", hits(HISTORY))
+    assert verdict.kind == UNDERSPECIFIED
+    assert set(ANSWER_KINDS) == {"answerable", "partial", "underspecified", "unanswerable"}
+
+
+def test_signals_follow_the_evidence():
+    question = "What was the population of Dominica in 2020?"
+    with_figure = answerability_signals(question, hits(PEOPLE))
+    without = answerability_signals(question, hits(HISTORY))
+    assert with_figure.type_missing == 0.0 and without.type_missing == 1.0
+    assert with_figure.sentence_coverage > without.sentence_coverage
+
+
+def test_logistic_model_learns_a_separable_signal_and_round_trips_through_json():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(200, 2))
+    y = (x[:, 0] > 0).astype(float)
+    model = LogisticModel.fit(x, y, ("useful", "noise"))
+    assert abs(model.coef[0]) > 5 * abs(model.coef[1])
+    assert model.probability([[2.0, 0.0]])[0] > 0.9 > 0.1 > model.probability([[-2.0, 0.0]])[0]
+    again = LogisticModel.from_json(json.loads(json.dumps(model.to_json())))
+    assert np.allclose(again.probability(x), model.probability(x))
+
+
+def test_the_stored_model_says_what_data_it_saw_and_matches_the_signals():
+    model = load_model()
+    assert model.names == SIGNAL_NAMES
+    assert "CLAPNQ-dev" in model.trained_on and "analyst-bench train" in model.trained_on
+    assert "dev" not in model.trained_on.replace("CLAPNQ-dev", "")
+    assert 0.0 < model.threshold < 1.0
+
+
+def _llm_server(content: str) -> FakeChatServer:
+    reply = json.loads(json.dumps(RECORDED_COMPLETION))
+    reply["choices"][0]["message"]["content"] = content
+    return FakeChatServer([(200, reply)])
+
+
+def test_llm_judge_reads_kind_and_probability_from_the_http_reply():
+    question = "What was the population of Dominica in 2020?"
+    with _llm_server("KIND: unanswerable\nPROBABILITY: 0.12") as server:
+        llm = OpenAICompatibleLLM(base_url=server.url + "/v1", model="judge")
+        verdict = LLMAnswerability(llm).judge(question, hits(HISTORY))
+    assert (verdict.kind, verdict.probability, verdict.judge) == (UNANSWERABLE, 0.12, "llm")
+    sent = server.requests[0]["body"]["messages"]
+    assert question in sent[-1]["content"] and "France ceded possession" in sent[-1]["content"]
+    assert "unanswerable" in sent[0]["content"]
+
+
+def test_llm_judge_falls_back_to_the_signals_on_an_unreadable_reply():
+    with _llm_server("I think so, maybe.") as server:
+        llm = OpenAICompatibleLLM(base_url=server.url + "/v1", model="judge")
+        verdict = LLMAnswerability(llm, fallback=SignalAnswerability()).judge(
+            "What was the population of Dominica in 2020?", hits(HISTORY)
+        )
+    assert verdict.judge == "signals" and verdict.kind == UNANSWERABLE
+
+
+def test_irrelevant_passages_are_labelled_and_never_passed_on():
+    harbour = make_passage(
+        "news/harbour", ["The harbour report covers fishing boats in Norway."], title="Harbour"
+    )
+    ranked = hits(PEOPLE, cosine=0.7) + [ScoredPassage(harbour, 0.1, {"sentence_similarity": 0.05})]
+    judgements = judge_context("What was the population of Dominica in 2020?", ranked)
+    assert [j.label for j in judgements] == [RELEVANT, IRRELEVANT]
+    assert [hit.passage.key for hit in relevant_passages(ranked, judgements)] == [PEOPLE.key]
+
+
+def test_supported_but_off_question_answer_does_not_address_the_question():
+    question = "What was the population of Dominica in 2020, and how has it changed?"
+    history = [AnswerSentence(s.text, (s,), SUPPORTED) for s in HISTORY.sentences]
+    people = [AnswerSentence(s.text, (s,), SUPPORTED) for s in PEOPLE.sentences]
+    off = answer_relevance(question, history, BagOfWordsEmbedder())
+    on = answer_relevance(question, people, BagOfWordsEmbedder())
+    assert not off.addresses and "population" in off.reason
+    assert on.addresses and on.score > off.score
+
+
+def test_threshold_override_changes_the_decision():
+    question = "What reforms did Sultan Qaboos enact in 2011?"
+    oman = make_passage("oman", ["In 2011 Sultan Qaboos expanded the powers of the Council of Oman."])
+    strict = SignalAnswerability(threshold=1.0).judge(question, hits(oman))
+    lenient = SignalAnswerability(threshold=0.0).judge(question, hits(oman))
+    assert (strict.kind, lenient.kind) == (UNANSWERABLE, ANSWERABLE)
+    assert replace(strict, kind=ANSWERABLE).should_answer and not strict.should_answer

@@ -1,0 +1,91 @@
+"""Probes: on-topic questions asking facts no document states must be refused; answerable ones answered.
+
+The demo corpus (documents/demo_corpus: a port authority report, a country
+profile and a flood report about the fictional Westmere) through the
+``default`` preset with the real embedding model, in memory. Each refused
+probe is about places, people and things the corpus does discuss, like the
+issue's "What was the population of Dominica in 2020?" against an article on
+Dominica's colonial history.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from documents.parsing.assemble import document_from_text
+from qa.pipeline.embedding import SentenceTransformerEmbedder
+from qa.pipeline.factory import ModelClients, build_pipeline
+from qa.pipeline.memory_index import InMemoryCorpusIndex
+from qa.pipeline.presets import get_preset
+from qa.pipeline.runner import answer_question
+
+DEMO = Path(__file__).resolve().parents[3] / "documents" / "demo_corpus"
+
+UNSTATED = [
+    "What is the unemployment rate in Westmere?",
+    "What was the GDP of Westmere in 2024?",
+    "How much did the new eastern terminal cost to build?",
+    "How many cruise ships called at the Port of Westmere in 2024?",
+    "Who is the current president of Westmere?",
+    "What was the population of Westmere in 1962?",
+    "How many people died in the floods in southern Westmere?",
+    "Who founded the Harbor Authority of Westmere?",
+]
+ANSWERABLE = [
+    ("How many staff did the port authority employ?", "1,850"),
+    ("What is the capital of Westmere?", "Arlen"),
+    ("When did Westmere gain independence?", "1962"),
+    ("How many residents were evacuated because of the floods?", "2,400"),
+    ("What was the operating revenue of the port authority?", "312 million"),
+]
+
+
+@pytest.fixture(scope="module")
+def demo():
+    embedder = SentenceTransformerEmbedder()
+    documents = [
+        document_from_text(path.read_text(), external_id=path.stem, filename=path.name)
+        for path in sorted(DEMO.glob("*.txt"))
+    ]
+    index = InMemoryCorpusIndex(documents, embedder)
+    return build_pipeline(get_preset("default"), index=index, clients=ModelClients(embedder=embedder))
+
+
+def ask(pipeline, question: str):
+    run = answer_question(question, pipeline=pipeline)
+    return run.answer, run
+
+
+@pytest.mark.parametrize("question", UNSTATED)
+def test_on_topic_question_for_an_unstated_fact_is_refused(demo, question):
+    answer, run = ask(demo, question)
+    assert answer.refused, f"answered {question!r} with {answer.text!r}"
+    assert answer.note.startswith("Refused")
+    assert answer.confidence is not None and 0.0 <= answer.confidence <= 1.0
+
+
+@pytest.mark.parametrize(("question", "fact"), ANSWERABLE)
+def test_answerable_question_is_still_answered_with_the_fact(demo, question, fact):
+    answer, run = ask(demo, question)
+    assert not answer.refused, f"refused {question!r}: {answer.note}"
+    assert fact in answer.text
+    assert run.trust.answerability.kind == "answerable"
+    assert run.trust.answer_check.addresses_question
+    assert answer.confidence is not None and 0.0 < answer.confidence <= 1.0
+
+
+def test_irrelevant_passages_are_in_the_trace_and_not_read(demo):
+    answer, run = ask(demo, "How many residents were evacuated because of the floods?")
+    labels = {j.document_id: j.label for j in run.trust.context}
+    assert labels["westmere-news-floods"] == "relevant"
+    irrelevant = {j.key for j in run.trust.context if j.label == "irrelevant"}
+    assert irrelevant, "the other documents' passages say nothing about an evacuation"
+    read = {d for attempt in run.answering.attempts for d in attempt.documents}
+    passages = {p for attempt in run.answering.attempts for p in attempt.passages}
+    assert not passages & irrelevant
+    assert "westmere-news-floods" in read
+    # The stage results survive the stored JSON form of the run.
+    again = type(run).from_json(run.to_json())
+    assert again.trust == run.trust
