@@ -48,10 +48,11 @@ class Question(LeasedJob):
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     stage = models.CharField(max_length=32, blank=True)  # the stage running now, for progress
     error = models.TextField(blank=True)
-    # Retrieval's ranked passages, handed from the retrieval task to the generation task.
-    retrieval = models.JSONField(default=dict, blank=True)
     # The corpus version retrieval read; later stages read the same one (qa/adapters.py).
     corpus_version = models.BigIntegerField(null=True, blank=True)
+    # The pipeline run (qa.pipeline.run.PipelineRun.to_json(), versioned): what each stage
+    # produced. The retrieval stage hands its ranking to generation here; the trace page
+    # and evaluation read it. Rows from before the typed run hold format version 1.
     trace = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)

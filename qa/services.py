@@ -333,8 +333,12 @@ def _generate_claimed(question: Question, *, retry: bool) -> Answer | None:
         run = load_run(question.trace, question=question.text)
     except ValueError:  # a format this code does not know: written by newer code
         run = PipelineRun(question=question.text, preset=question.preset)
-    if run.version != RUN_FORMAT_VERSION or run.retrieval is None:
-        # A version 1 run in flight across the upgrade carried its ranking elsewhere; ask again.
+    if run.version != RUN_FORMAT_VERSION:
+        # Version 1 handed its ranking over in a column that no longer exists.
+        message = "Retrieval ran before an upgrade changed how stages hand over; ask the question again."
+        _fail(question, run.failed("generation", message))
+        return None
+    if run.retrieval is None:
         _fail(question, run.failed("generation", "Generation started before retrieval finished."))
         return None
     try:

@@ -7,7 +7,7 @@ from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 
 # Job JSON a list of questions never shows: left unread so a page does not load every trace.
-LIST_DEFERRED = ("trace", "retrieval", "config", "answer__retrieved_documents")
+LIST_DEFERRED = ("trace", "config", "answer__retrieved_documents")
 
 
 def staff_required(view):
