@@ -36,7 +36,7 @@ def review_queue(request):
             "least_confident_first": form.cleaned_data["order"] == "confidence",
         }
     answers = review_selectors.review_queue(request.user, **filters).defer(
-        "retrieved_documents", "question__trace", "question__retrieval", "question__config"
+        "retrieved_documents", "question__trace", "question__config"
     )
     page = paginate(request, answers)
     return render(
