@@ -6,7 +6,7 @@ from django.db import migrations
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('qa', '0002_corpus_version'),
+        ('qa', '0003_job_leases'),
     ]
 
     operations = [
