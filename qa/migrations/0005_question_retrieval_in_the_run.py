@@ -6,7 +6,7 @@ from django.db import migrations
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('qa', '0003_job_leases'),
+        ('qa', '0004_answer_confidence'),
     ]
 
     operations = [
