@@ -240,6 +240,7 @@ def test_top_k_is_how_much_the_answer_may_draw_on(index):
             retrieval=replace(preset.retrieval, unit="sentence", top_k=top_k),
             reranker="none",
             min_retrieval_confidence=None,
+            trust=None,  # top_k alone: no answer check trimming the wide answer
         )
         pipeline = build_pipeline(config, index=index, clients=ModelClients(embedder=HashingEmbedder()))
         answers[top_k] = answer_question(question, pipeline=pipeline).answer
