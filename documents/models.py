@@ -70,6 +70,9 @@ class Document(LeasedJob):
     pending_sentences = models.JSONField(default=list, blank=True)
     # Mean of the sentence vectors, for document-level dense retrieval.
     embedding = VectorField(dimensions=EMBEDDING_DIM, null=True, blank=True)
+    # Staged by a bulk import: embedded on the "ingestion-bulk" queue, so an analyst's
+    # upload (the "ingestion" queue, its own worker) never waits behind it.
+    bulk = models.BooleanField(default=False)
     # The corpus version at which the live content above was swapped in.
     ready_version = models.BigIntegerField(default=0)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)

@@ -122,11 +122,16 @@ def documents_submit(
     uploaded_by=None,
     external_id: str | None = None,
 ) -> list[Submitted]:
-    """Parse one uploaded file and stage its documents; queue embedding on commit."""
+    """Parse one uploaded file and stage its documents; queue embedding on commit.
+
+    A file holding more than INGEST_BULK_DOCUMENTS documents (a JSONL export, say)
+    is a bulk import and goes to the bulk queue.
+    """
     parsed = parse_upload(filename=filename, data=data, external_id=external_id)
+    bulk = len(parsed) > settings.INGEST_BULK_DOCUMENTS
     with transaction.atomic():
         submitted = [
-            document_stage(corpus=corpus, parsed=doc, filename=filename, uploaded_by=uploaded_by)
+            document_stage(corpus=corpus, parsed=doc, filename=filename, uploaded_by=uploaded_by, bulk=bulk)
             for doc in parsed
         ]
         for item in submitted:
@@ -164,6 +169,16 @@ def documents_upload(
     return UploadOutcome(submitted=tuple(submitted), refused=tuple(refused))
 
 
+def embed_queue(*, bulk: bool) -> str:
+    return "ingestion-bulk" if bulk else "ingestion"
+
+
+def _send_embed(document_id: int, digest: str, *, bulk: bool) -> None:
+    from documents.tasks import embed_document
+
+    embed_document.apply_async((document_id, digest), queue=embed_queue(bulk=bulk))
+
+
 def content_hash(parsed: ParsedDocument) -> str:
     """Hash of everything that ends up in the document's rows, boundaries included."""
     payload = {
@@ -178,9 +193,19 @@ def content_hash(parsed: ParsedDocument) -> str:
 
 
 def document_stage(
-    *, corpus: Corpus, parsed: ParsedDocument, filename: str = "", uploaded_by=None, enqueue: bool = True
+    *,
+    corpus: Corpus,
+    parsed: ParsedDocument,
+    filename: str = "",
+    uploaded_by=None,
+    enqueue: bool = True,
+    bulk: bool = False,
 ) -> Submitted:
-    """Stage a parsed document's new version; a no-op when that content is stored or queued."""
+    """Stage a parsed document's new version; a no-op when that content is stored or queued.
+
+    ``bulk`` (imports of many documents) queues the embedding behind other bulk work
+    only, never in front of an analyst's upload.
+    """
     digest = content_hash(parsed)
     with transaction.atomic():
         document, created = Document.objects.select_for_update().get_or_create(
@@ -215,15 +240,14 @@ def document_stage(
         document.lease_expires_at = None
         document.attempts = 0
         document.resend_at = None
+        document.bulk = bulk
         if not document.content_hash:
             # Nothing live yet: show the title straight away in lists.
             document.title = parsed.title[:500]
         document.save()
         if enqueue:
-            from documents.tasks import embed_document
-
             document_id = document.pk
-            transaction.on_commit(lambda: embed_document.delay(document_id, digest))
+            transaction.on_commit(lambda: _send_embed(document_id, digest, bulk=bulk))
     return Submitted(document, changed=True)
 
 
@@ -445,14 +469,12 @@ def documents_reap(*, now=None) -> int:
             status__in=[Document.Status.PARSING, Document.Status.EMBEDDING],
         ).update(status=Document.Status.QUEUED, progress=0, resend_at=now, **jobs.RELEASED)
     due = Document.objects.filter(status=Document.Status.QUEUED, resend_at__lte=now).exclude(pending_hash="")
-    for pk, digest in due.values_list("pk", "pending_hash"):
+    for pk, digest, bulk in due.values_list("pk", "pending_hash", "bulk"):
         # Sent again one lease later if still unclaimed by then (the message may be lost).
         if Document.objects.filter(pk=pk, pending_hash=digest, status=Document.Status.QUEUED).update(
             resend_at=jobs.lease_until(now)
         ):
-            from documents.tasks import embed_document
-
-            embed_document.delay(pk, digest)
+            _send_embed(pk, digest, bulk=bulk)
             touched += 1
     return touched
 

@@ -103,7 +103,10 @@ def start_children() -> list[subprocess.Popen]:
     logs = settings.VAR_DIR / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     specs = [
+        # Uploads have a worker of their own, idle until one comes, so they never wait
+        # behind the demo corpus or an import_benchmark (the "ingestion-bulk" queue).
         ("ingestion-worker", worker + ["-Q", "ingestion", "-c", "1", "-n", "ingestion@%h"]),
+        ("bulk-ingestion-worker", worker + ["-Q", "ingestion-bulk", "-c", "1", "-n", "bulk@%h"]),
         ("qa-worker", worker + ["-Q", "retrieval,generation,evaluation,default", "-c", "2", "-n", "qa@%h"]),
         # A light process (no models) runs beat and the reaper it schedules every few seconds
         # (groundedqa_site/tasks.py), so jobs of a dead worker come back even while the
@@ -174,7 +177,7 @@ def load_demo_corpus(team: Team) -> None:
         print(f"Corpus {name!r}: {len(documents)} documents ready.", flush=True)
         return
     for parsed in tqdm(documents, desc=f"queueing {name}", unit="doc"):
-        services.document_stage(corpus=corpus, parsed=parsed, filename=parsed.external_id)
+        services.document_stage(corpus=corpus, parsed=parsed, filename=parsed.external_id, bulk=True)
     wait_until_ready(corpus, len(documents))
 
 

@@ -331,6 +331,8 @@ QA_LLM_API_KEY = os.environ.get("QA_LLM_API_KEY", "")
 GROQ_API_KEY = os.environ.get("GROQ_API_KEY", "")
 QA_LLM_TIMEOUT_SECONDS = env_int("QA_LLM_TIMEOUT_SECONDS", 60, minimum=1)
 QA_DEFAULT_PRESET = os.environ.get("QA_DEFAULT_PRESET", "default")
+# An uploaded file with more documents than this is a bulk import (its own queue and worker).
+INGEST_BULK_DOCUMENTS = env_int("INGEST_BULK_DOCUMENTS", 20, minimum=1)
 CHUNK_SENTENCES = env_int("CHUNK_SENTENCES", 8, minimum=1)
 CHUNK_OVERLAP = env_int("CHUNK_OVERLAP", 2, minimum=0)
 if CHUNK_OVERLAP >= CHUNK_SENTENCES:

@@ -15,7 +15,7 @@ from tests.factories import CorpusFactory, TeamFactory, UserFactory
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = default_data_dir()  # GROUNDEDQA_SHARED_DATA, as the settings read it
-ALL_QUEUES = "ingestion,retrieval,generation,evaluation,default"
+ALL_QUEUES = "ingestion,ingestion-bulk,retrieval,generation,evaluation,default"
 
 
 def shared_data(*parts: str) -> Path:

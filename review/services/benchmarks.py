@@ -117,7 +117,12 @@ def benchmark_import(
         filename = Path(source_path).name if source_path else ""
         staged = [
             document_stage(
-                corpus=corpus, parsed=document, filename=filename, uploaded_by=user, enqueue=enqueue
+                corpus=corpus,
+                parsed=document,
+                filename=filename,
+                uploaded_by=user,
+                enqueue=enqueue,
+                bulk=True,
             )
             for document in plan.documents
         ]

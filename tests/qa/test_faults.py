@@ -61,13 +61,17 @@ def start_cluster(folder, broker_url, broker_dir=None, workers=None) -> Cluster:
 
 @pytest.fixture(scope="module")
 def filesystem_cluster(django_db_setup, django_db_blocker, tmp_path_factory):
-    """Two QA workers, an ingestion worker and the maintenance worker on a private broker folder."""
+    """As ``make run``: two QA workers, upload and bulk ingestion workers, the maintenance worker.
+
+    On a private broker folder.
+    """
     folder = tmp_path_factory.mktemp("faults-filesystem")
     broker = folder / "broker"
     workers = [
         WorkerSpec("qa1", QA_QUEUES, 2),
         WorkerSpec("qa2", QA_QUEUES, 2),
-        WorkerSpec("ingestion", "ingestion,ingestion-bulk", 1),
+        WorkerSpec("ingestion", "ingestion", 1),
+        WorkerSpec("bulk", "ingestion-bulk", 1),
     ]
     with django_db_blocker.unblock():
         database = connection.settings_dict["NAME"]
@@ -174,6 +178,42 @@ def test_questions_asked_during_ingestion_all_succeed(filesystem_cluster, analys
     assert [q.error for q in questions if q.status != "done"] == []
     # They really ran while documents turned ready: they read different corpus versions.
     assert len({q.corpus_version for q in questions}) > 1
+
+
+REPORT = "Quarterly Freight Report {n}\n\n" + " ".join(
+    f"In month {{n}}.{i} the terminal moved {{m}} pallets of cargo number {i}." for i in range(40)
+)
+
+
+def test_an_upload_is_not_queued_behind_a_bulk_import(filesystem_cluster, westmere):
+    def ready(external_ids) -> int:
+        return Document.objects.filter(corpus=westmere, external_id__in=external_ids, status="ready").count()
+
+    # Both ingestion workers have their model loaded before the race starts.
+    documents_services.documents_submit(
+        corpus=westmere, filename="warm-up.txt", data=b"Warm up. Two sentences."
+    )
+    wait_for(lambda: ready(["warm-up"]) == 1, timeout=120, message="the upload worker to warm up")
+    bulk = []
+    for n in range(40):
+        [parsed] = documents_services.parse_upload(
+            filename=f"freight-{n}.txt", data=REPORT.format(n=n, m=1000 + n).encode()
+        )
+        documents_services.document_stage(
+            corpus=westmere, parsed=parsed, filename=f"freight-{n}.txt", bulk=True
+        )
+        bulk.append(parsed.external_id)
+    wait_for(lambda: ready(bulk) >= 1, timeout=120, message="the bulk import to start")
+
+    for name in ("memo-a", "memo-b"):
+        documents_services.documents_submit(
+            corpus=westmere, filename=f"{name}.txt", data=f"Memo {name}. The office moves on Monday.".encode()
+        )
+    wait_for(lambda: ready(["memo-a", "memo-b"]) == 2, timeout=120, message="the two uploaded files")
+
+    # The upload was ready while most of the import still waited: it did not queue behind it.
+    assert ready(bulk) < len(bulk) / 2
+    wait_for(lambda: ready(bulk) > 5, timeout=180, message="the bulk import to keep going")
 
 
 def read_only_folder(tmp_path):

@@ -77,8 +77,9 @@ class Command(BaseCommand):
                     continue
                 for parsed in parsed_docs:
                     staged.append(
+                        # The command is for imports: its documents never hold up an upload.
                         services.document_stage(
-                            corpus=corpus, parsed=parsed, filename=filename, enqueue=enqueue
+                            corpus=corpus, parsed=parsed, filename=filename, enqueue=enqueue, bulk=True
                         )
                     )
                     bar.update(1)
