@@ -44,7 +44,8 @@ class StuckJob:
 
 def queue_names() -> list[str]:
     routed = {route["queue"] for route in settings.CELERY_TASK_ROUTES.values()}
-    return sorted(routed | {settings.CELERY_TASK_DEFAULT_QUEUE})
+    # Bulk imports are sent to their own queue by name, not by route (documents.services.embed_queue).
+    return sorted(routed | {settings.CELERY_TASK_DEFAULT_QUEUE, "ingestion-bulk"})
 
 
 def queue_depths() -> dict[str, int | None]:
