@@ -205,7 +205,12 @@ def slot_states_amount(slot: QuantitySlot, sentence: str, title: str = "", *, wi
         attached = any(heads & set(tokens[i + 1 : i + 1 + window]) for i in numeric)
     others = set(focus) - heads
     bag = set(tokens) | {stem(w) for w in words(title)}
-    return attached and (not others or bool(others & bag))
+    # Prefixes, not only equal stems: the tiny stemmer maps "handled" to "handl" but "handle" to itself.
+    return attached and (not others or any(_same_word(w, b) for w in others for b in bag))
+
+
+def _same_word(a: str, b: str) -> bool:
+    return a == b or (min(len(a), len(b)) >= 5 and a[:5] == b[:5])
 
 
 _SLOT_FILLER_STEMS = frozenset(
