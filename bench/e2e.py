@@ -137,14 +137,14 @@ class WebServer:
         self.log.close()
 
 
-def in_process(corpus, asked: list[str]) -> dict:
+def in_process(corpus, asked: list[str], user) -> dict:
     from qa.services import answer_now
 
-    answer_now(corpus=corpus, text=asked[0], preset=PRESET)  # loads models and the corpus snapshot
+    answer_now(user=user, corpus=corpus, text=asked[0], preset=PRESET)  # loads models and the snapshot
     latencies = []
     for question in asked:
         with Stopwatch() as sw:
-            done = answer_now(corpus=corpus, text=question, preset=PRESET)
+            done = answer_now(user=user, corpus=corpus, text=question, preset=PRESET)
         if done.status != "done":
             raise RuntimeError(f"answer_now ended {done.status}: {done.error}")
         latencies.append(sw.seconds)
@@ -200,11 +200,11 @@ def run(args) -> dict:
     load(scaled_corpus(real, base, real_vectors([t for _, _, texts in base for t in texts])))
     use_database(database_name(real))
     corpus = Corpus.objects.get(name=f"scale-{real}")
-    _, token = api_user(corpus)
+    user, token = api_user(corpus)
     n = min(args.queries, 24 if args.quick else 80)
     asked = questions(n)
     log(f"e2e: {n} questions, in process")
-    baseline = in_process(corpus, asked[: max(8, n // 2)])
+    baseline = in_process(corpus, asked[: max(8, n // 2)], user)
     log(
         f"e2e: in process p50 {baseline['p50_ms']:.0f} ms, "
         f"{baseline['questions_per_minute']:.1f} questions/min"

@@ -26,6 +26,7 @@ from django.utils import timezone
 
 from audit.models import AuditEvent
 from audit.services import audit_record
+from documents.errors import CorpusExists, CorpusInvalid, IngestError, UploadTooLarge, UploadUnsupported
 from documents.models import EMBEDDING_DIM, Chunk, Corpus, Document, Sentence, Team
 from documents.parsing import (
     SUPPORTED_EXTENSIONS,
@@ -36,16 +37,12 @@ from documents.parsing import (
     sentence_windows,
 )
 from groundedqa_site import jobs
-from groundedqa_site.api import ClientError
 from qa.pipeline.protocols import Embedder
 
 logger = logging.getLogger(__name__)
 
 SAVE_BATCH = 2000
-
-
-class IngestError(ClientError):
-    """A file we refuse; the message names the file and the problem."""
+EMBED_DOCUMENT_TASK = "documents.tasks.embed_document"
 
 
 @dataclass(frozen=True)
@@ -73,9 +70,9 @@ class UploadOutcome:
 def corpus_create(*, name: str, team: Team, description: str = "", actor=None) -> Corpus:
     name = name.strip()
     if not name:
-        raise ClientError("A corpus needs a name.")
+        raise CorpusInvalid("A corpus needs a name.")
     if Corpus.objects.filter(name=name).exists():
-        raise ClientError(f"A corpus named {name!r} already exists.", http_status=409)
+        raise CorpusExists(f"A corpus named {name!r} already exists.")
     with transaction.atomic():
         corpus = Corpus.objects.create(name=name, team=team, description=description)
         audit_record(
@@ -90,17 +87,15 @@ def corpus_create(*, name: str, team: Team, description: str = "", actor=None) -
 
 
 def check_upload(*, filename: str, size: int) -> None:
-    """Refuse a file before reading it: too big (413) or of a type we cannot parse (415)."""
+    """Refuse a file before reading it: too big, or of a type we cannot parse."""
     limit = settings.UPLOAD_MAX_BYTES
     if size > limit:
-        raise IngestError(
-            f"{filename}: {size:,} bytes is over the upload limit of {limit:,} bytes (UPLOAD_MAX_BYTES).",
-            http_status=413,
+        raise UploadTooLarge(
+            f"{filename}: {size:,} bytes is over the upload limit of {limit:,} bytes (UPLOAD_MAX_BYTES)."
         )
     if Path(filename).suffix.lower() not in SUPPORTED_EXTENSIONS:
-        raise IngestError(
-            f"{filename}: unsupported file type; supported: {', '.join(SUPPORTED_EXTENSIONS)}.",
-            http_status=415,
+        raise UploadUnsupported(
+            f"{filename}: unsupported file type; supported: {', '.join(SUPPORTED_EXTENSIONS)}."
         )
 
 
@@ -109,9 +104,9 @@ def parse_upload(*, filename: str, data: bytes, external_id: str | None = None) 
     try:
         return parse_bytes(data, filename, external_id=external_id)
     except UnsupportedFileType as exc:
-        raise IngestError(str(exc), http_status=415) from exc
+        raise UploadUnsupported(str(exc)) from exc
     except ParseError as exc:
-        raise IngestError(str(exc), http_status=400) from exc
+        raise IngestError(str(exc)) from exc
 
 
 def documents_submit(
@@ -174,9 +169,7 @@ def embed_queue(*, bulk: bool) -> str:
 
 
 def _send_embed(document_id: int, digest: str, *, bulk: bool) -> None:
-    from documents.tasks import embed_document
-
-    embed_document.apply_async((document_id, digest), queue=embed_queue(bulk=bulk))
+    jobs.enqueue(EMBED_DOCUMENT_TASK, document_id, digest, queue=embed_queue(bulk=bulk))
 
 
 def content_hash(parsed: ParsedDocument) -> str:

@@ -26,6 +26,7 @@ import uuid
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 
+from celery import current_app
 from django.conf import settings
 from django.db import DatabaseError, InterfaceError, OperationalError, connection, models
 from django.utils import timezone
@@ -122,3 +123,15 @@ def heartbeat(model, pk: int, owner: str):
     finally:
         stop.set()
         thread.join(timeout=settings.JOB_LEASE_SECONDS)
+
+
+def enqueue(task_name: str, *args, queue: str | None = None) -> None:
+    """Send a task by its registered name (the name CELERY_TASK_ROUTES routes by, unless ``queue``).
+
+    Tasks are entry points that call services, as views do; a service that
+    imported its tasks module to queue one would make the two import each
+    other. Call from ``transaction.on_commit`` so the worker finds the rows.
+    tests/test_layers.py checks that every name a service queues is a task.
+    """
+    options = {"queue": queue} if queue else {}
+    current_app.send_task(task_name, args=list(args), **options)

@@ -45,6 +45,9 @@ class Question(LeasedJob):
     standalone_text = models.TextField(blank=True)
     preset = models.CharField(max_length=50)
     config = models.JSONField(default=dict)  # the full preset configuration the run used
+    # Asked by an evaluation run, not by the analyst: such questions stay out of
+    # the review queue and the histories unless a filter asks for them.
+    is_evaluation = models.BooleanField(default=False)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     stage = models.CharField(max_length=32, blank=True)  # the stage running now, for progress
     error = models.TextField(blank=True)

@@ -13,6 +13,19 @@ from qa.pipeline.run import PipelineRun, load_run
 
 logger = logging.getLogger(__name__)
 
+# Which questions a list shows: the ones people asked (the default), the ones
+# evaluation runs asked, or both.
+ORIGINS = ("asked", "evaluation", "all")
+
+
+def by_origin(qs: QuerySet, origin: str = "asked", *, prefix: str = "") -> QuerySet:
+    """Keep the rows whose question has this origin; ``prefix`` reaches the question ("question__")."""
+    if origin == "all":
+        return qs
+    if origin not in ORIGINS:
+        raise ValueError(f"unknown question origin {origin!r}; use one of {', '.join(ORIGINS)}")
+    return qs.filter(**{f"{prefix}is_evaluation": origin == "evaluation"})
+
 
 def questions_for_user(user) -> QuerySet[Question]:
     """Questions on corpora the user may read."""
@@ -33,9 +46,12 @@ def question_get_for_user(user, pk) -> Question:
     return question
 
 
-def question_history(user, *, search: str = "", corpus=None) -> QuerySet[Question]:
-    """The user's own questions, newest first, optionally searched in question and answer text."""
-    qs = questions_for_user(user).filter(user=user).select_related("answer")
+def question_history(user, *, search: str = "", corpus=None, origin: str = "asked") -> QuerySet[Question]:
+    """The user's own questions, newest first, optionally searched in question and answer text.
+
+    Evaluation runs' questions are left out unless ``origin`` asks for them.
+    """
+    qs = by_origin(questions_for_user(user).filter(user=user).select_related("answer"), origin)
     if corpus is not None:
         qs = qs.filter(corpus=corpus)
     if search:

@@ -23,9 +23,9 @@ from django.utils import timezone
 
 from documents.models import Corpus, Document, Sentence
 from groundedqa_site import jobs
-from groundedqa_site.api import ClientError
 from qa import clients, presets
 from qa.adapters import DjangoCorpusIndex
+from qa.errors import ConversationMismatch, CorpusNotReady, QuestionInvalid, QueueUnavailable, UnknownPreset
 from qa.models import Answer, AnswerSentence, Citation, Conversation, Question
 from qa.pipeline import runner
 from qa.pipeline.factory import Pipeline, build_pipeline
@@ -38,30 +38,27 @@ MAX_QUESTION_CHARS = 2000
 # The stage a question waits for, by the stage it was running when its lease ran out.
 WAITING_STAGE = {"retrieval": "", "generation": "generation"}
 RELEASED = jobs.RELEASED
-
-
-class QueueUnavailable(ClientError):
-    """The broker refused the job; the message says what to fix."""
-
-    http_status = 503
+# Queued by name: the tasks module calls these services, so they do not import it.
+RETRIEVE_QUESTION_TASK = "qa.tasks.retrieve_question"
+GENERATE_ANSWER_TASK = "qa.tasks.generate_answer"
 
 
 def _validate(*, corpus: Corpus, text: str, preset: str) -> str:
     text = (text or "").strip()
     if not text:
-        raise ClientError("The question is empty.")
+        raise QuestionInvalid("The question is empty.")
     if len(text) > MAX_QUESTION_CHARS:
-        raise ClientError(f"The question is longer than {MAX_QUESTION_CHARS} characters.")
+        raise QuestionInvalid(f"The question is longer than {MAX_QUESTION_CHARS} characters.")
     if preset not in presets.PRESET_NAMES:
-        raise ClientError(f"Unknown preset {preset!r}; choose one of {', '.join(presets.PRESET_NAMES)}.")
+        raise UnknownPreset(f"Unknown preset {preset!r}; choose one of {', '.join(presets.PRESET_NAMES)}.")
     if not Document.objects.filter(corpus=corpus, status=Document.Status.READY).exists():
-        raise ClientError(f"Corpus {corpus.name!r} has no ready documents yet.", http_status=409)
+        raise CorpusNotReady(f"Corpus {corpus.name!r} has no ready documents yet.")
     return text
 
 
-def _create_question(*, user, corpus, text, preset, conversation) -> Question:
+def _create_question(*, user, corpus, text, preset, conversation, is_evaluation=False) -> Question:
     if conversation is not None and (conversation.corpus_id != corpus.pk or conversation.user_id != user.pk):
-        raise ClientError("That conversation belongs to another corpus or user.")
+        raise ConversationMismatch("That conversation belongs to another corpus or user.")
     if conversation is None:
         conversation = Conversation.objects.create(user=user, corpus=corpus)
     return Question.objects.create(
@@ -71,6 +68,7 @@ def _create_question(*, user, corpus, text, preset, conversation) -> Question:
         text=text,
         preset=preset,
         config=presets.get_preset(preset).to_dict(),
+        is_evaluation=is_evaluation,
     )
 
 
@@ -84,20 +82,18 @@ def question_ask(
         question = _create_question(
             user=user, corpus=corpus, text=text, preset=preset, conversation=conversation
         )
-        from qa.tasks import retrieve_question
-
         question_id = question.pk
         # If the message is lost before a worker claims the question (a worker's main process
         # killed with it prefetched), the reaper sends it again from then on.
         Question.objects.filter(pk=question_id).update(resend_at=jobs.lease_until())
-        transaction.on_commit(lambda: _enqueue_or_fail(retrieve_question, question_id))
+        transaction.on_commit(lambda: _enqueue_or_fail(RETRIEVE_QUESTION_TASK, question_id))
     return question
 
 
-def _enqueue_or_fail(task, question_id: int) -> None:
+def _enqueue_or_fail(task_name: str, question_id: int) -> None:
     """Send the task; if the broker refuses, the question fails now, saying why, rather than wait forever."""
     try:
-        task.delay(question_id)
+        jobs.enqueue(task_name, question_id)
     except Exception as exc:  # noqa: BLE001 - any broker failure (disk full, read-only, unreachable) means no job
         logger.exception("question %s could not be queued", question_id)
         message = (
@@ -112,17 +108,39 @@ def _enqueue_or_fail(task, question_id: int) -> None:
 
 
 def answer_now(
-    *, corpus: Corpus, text: str, preset: str | None = None, user=None, conversation=None
+    *,
+    user,
+    corpus: Corpus,
+    text: str,
+    preset: str | None = None,
+    conversation=None,
+    is_evaluation: bool = False,
 ) -> Question:
-    """Run every stage in this process (the `ask` command uses it)."""
+    """Run every stage in this process (the `ask` command uses it; evaluation, the ``_with_run`` form).
+
+    ``user`` is whoever asks: the caller names one, none is made up here.
+    ``is_evaluation`` marks a question an evaluation run asked, which the
+    review queue and the histories leave out unless asked for.
+    """
     question, _ = answer_now_with_run(
-        corpus=corpus, text=text, preset=preset, user=user, conversation=conversation
+        user=user,
+        corpus=corpus,
+        text=text,
+        preset=preset,
+        conversation=conversation,
+        is_evaluation=is_evaluation,
     )
     return question
 
 
 def answer_now_with_run(
-    *, corpus: Corpus, text: str, preset: str | None = None, user=None, conversation=None
+    *,
+    user,
+    corpus: Corpus,
+    text: str,
+    preset: str | None = None,
+    conversation=None,
+    is_evaluation: bool = False,
 ) -> tuple[Question, PipelineRun | None]:
     """``answer_now``, also returning the run (evaluation scores it; None when no stage was claimed).
 
@@ -130,12 +148,15 @@ def answer_now_with_run(
     to generation: no JSON round trip and one corpus index, unlike two tasks.
     """
     preset = preset or presets.default_preset()
-    from django.contrib.auth import get_user_model
-
-    if user is None:
-        user, _ = get_user_model().objects.get_or_create(username="groundedqa-cli")
     text = _validate(corpus=corpus, text=text, preset=preset)
-    question = _create_question(user=user, corpus=corpus, text=text, preset=preset, conversation=conversation)
+    question = _create_question(
+        user=user,
+        corpus=corpus,
+        text=text,
+        preset=preset,
+        conversation=conversation,
+        is_evaluation=is_evaluation,
+    )
     run = None
     # In process, a transient failure is not put back in the queue: the caller is waiting.
     retrieved = _retrieve(question.pk, retry=False)
@@ -208,10 +229,8 @@ def _retry_later(question: Question, exc: Exception, *, retry: bool) -> bool:
     return True
 
 
-def _stage_task(waiting_stage: str):
-    from qa.tasks import generate_answer, retrieve_question
-
-    return generate_answer if waiting_stage == "generation" else retrieve_question
+def _stage_task(waiting_stage: str) -> str:
+    return GENERATE_ANSWER_TASK if waiting_stage == "generation" else RETRIEVE_QUESTION_TASK
 
 
 def questions_reap(*, now=None) -> int:
@@ -249,7 +268,7 @@ def questions_reap(*, now=None) -> int:
         if Question.objects.filter(pk=pk, status=Question.Status.QUEUED, resend_at__lte=now).update(
             resend_at=jobs.lease_until(now)
         ):
-            _stage_task(waiting).delay(pk)
+            jobs.enqueue(_stage_task(waiting), pk)
             touched += 1
     return touched
 

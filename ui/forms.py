@@ -8,6 +8,8 @@ from documents.selectors import corpora_for_user
 from qa import presets
 from qa.presets import default_preset
 from qa.services import MAX_QUESTION_CHARS
+from review.models import GoldCase, Review
+from review.selectors import QUEUE_STATUSES
 
 
 def preset_choices() -> list[tuple[str, str]]:
@@ -45,9 +47,18 @@ class AskForm(UIForm):
         self.fields["preset"].initial = default_preset()
 
 
+# Evaluation runs' questions are left out of lists unless the reader asks for them.
+ORIGIN_CHOICES = [
+    ("asked", "Asked by people"),
+    ("evaluation", "Asked by evaluation runs"),
+    ("all", "Both"),
+]
+
+
 class HistorySearchForm(UIForm):
     q = forms.CharField(required=False, max_length=200, label="Search questions and answers")
     corpus = forms.ModelChoiceField(queryset=None, required=False, empty_label="All corpora")
+    origin = forms.ChoiceField(choices=ORIGIN_CHOICES, required=False, label="Questions")
 
     def __init__(self, *args, user, **kwargs):
         super().__init__(*args, **kwargs)
@@ -84,10 +95,9 @@ class ReviewQueueFilterForm(UIForm):
         label="Order",
         choices=[("", "Oldest first"), ("confidence", "Least confident first")],
     )
+    origin = forms.ChoiceField(choices=ORIGIN_CHOICES, required=False, label="Questions")
 
     def __init__(self, *args, user, **kwargs):
-        from review.selectors import QUEUE_STATUSES
-
         super().__init__(*args, **kwargs)
         self.fields["status"].choices = [("", "Everything")] + [
             (s, QUEUE_STATUS_LABELS.get(s, s)) for s in QUEUE_STATUSES
@@ -112,8 +122,6 @@ class FlagForm(DecisionForm):
     reason = forms.ChoiceField(error_messages={"required": "Choose why you flag it."})
 
     def __init__(self, *args, **kwargs):
-        from review.models import Review
-
         super().__init__(*args, **kwargs)
         self.fields["reason"].choices = [("", "Choose a reason…")] + list(Review.Reason.choices)
 
@@ -139,8 +147,6 @@ class CorrectionForm(DecisionForm):
     )
 
     def __init__(self, *args, **kwargs):
-        from review.models import Review
-
         super().__init__(*args, **kwargs)
         self.fields["reason"].choices = [("", "No reason given")] + list(Review.Reason.choices)
         self.rows: list[dict] = []
@@ -184,8 +190,6 @@ class GoldCaseTargetForm(UIForm):
     split = forms.ChoiceField(initial="dev")
 
     def __init__(self, *args, benchmarks, **kwargs):
-        from review.models import GoldCase
-
         super().__init__(*args, **kwargs)
         self.fields["benchmark"].choices = [("", "Choose…")] + [(b.name, b.name) for b in benchmarks]
         self.fields["split"].choices = GoldCase.Split.choices
@@ -252,8 +256,6 @@ class EvaluationRunForm(UIForm):
     )
 
     def __init__(self, *args, benchmarks, **kwargs):
-        from review.models import GoldCase
-
         super().__init__(*args, **kwargs)
         self.fields["benchmark"].queryset = benchmarks
         self.fields["benchmark"].label_from_instance = lambda b: (

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from urllib.parse import urlencode
 
-from django.db.models import QuerySet
+from django.db.models import Count, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models.functions import Coalesce
 from django.urls import reverse
 
-from documents.models import Team
-from documents.selectors import corpora_for_user
-from qa.models import Conversation, Question
-from qa.selectors import questions_for_user, with_answer
+from documents import permissions
+from documents.models import Chunk, Document, Sentence, Team
+from documents.selectors import corpora_for_user, document_sentences, documents_for_user
+from qa.models import Answer, Conversation, Question
+from qa.selectors import question_get_for_user, questions_for_user, with_answer
+from review import selectors as review_selectors
+from review.models import Benchmark, GoldCase, Review
+from review.selectors import AnswerContent
 
 
 def conversation_get_for_user(user, pk: int) -> Conversation | None:
@@ -27,14 +33,11 @@ def conversation_turns(user, question: Question) -> list[Question]:
 
 
 def teams_for_user(user) -> QuerySet[Team]:
-    if user.is_superuser:
-        return Team.objects.all()
-    return Team.objects.filter(members=user)
+    return permissions.teams_of(user)
 
 
 def passage_spans(user, corpus, keys) -> dict[str, tuple[int, int, int]]:
     """Keys "chunk:<pk>", "sentence:<pk>" of a corpus the user reads -> (document pk, first, last ordinal)."""
-    from documents.models import Chunk, Sentence
 
     def pks(kind):
         return [
@@ -64,12 +67,6 @@ def corpus_documents(user, corpus, *, search: str = "", status: str = ""):
     documents' sentences (index-only on (document, ordinal)) instead of
     grouping every sentence of the corpus before the LIMIT.
     """
-    from django.db.models import Count, IntegerField, OuterRef, Q, Subquery, Value
-    from django.db.models.functions import Coalesce
-
-    from documents.models import Sentence
-    from documents.selectors import documents_for_user
-
     qs = documents_for_user(user).filter(corpus=corpus)
     if search:
         matches = Q(external_id__icontains=search) | Q(title__icontains=search)
@@ -90,8 +87,6 @@ def corpus_documents(user, corpus, *, search: str = "", status: str = ""):
 
 def document_pks(user, corpus, external_ids) -> dict[str, int]:
     """external id -> pk for documents of a corpus the user reads."""
-    from documents.selectors import documents_for_user
-
     if not external_ids:
         return {}
     return dict(
@@ -102,8 +97,6 @@ def document_pks(user, corpus, external_ids) -> dict[str, int]:
 
 
 def gold_cases_from_answer(answer):
-    from review.models import GoldCase
-
     return (
         GoldCase.objects.filter(source_answer=answer).select_related("benchmark").order_by("benchmark__name")
     )
@@ -111,8 +104,6 @@ def gold_cases_from_answer(answer):
 
 def sentence_refs(user, corpus, ids) -> dict[int, dict]:
     """Sentence id -> its document and label, for sentences of a corpus the user reads."""
-    from documents.models import Sentence
-
     if not ids:
         return {}
     rows = Sentence.objects.filter(
@@ -126,3 +117,64 @@ def sentence_refs(user, corpus, ids) -> dict[int, dict]:
         )
         refs[pk] = {"label": f"{external_id} {label}", "url": url}
     return refs
+
+
+@dataclass(frozen=True)
+class ReviewPage:
+    """Everything the review page shows about one answer, read in one place."""
+
+    question: Question  # with its answer, sentences and citations prefetched
+    history: list[Review]  # oldest decision first
+    corrections: dict[int, AnswerContent]  # review pk -> the answer as that correction left it
+    content: AnswerContent  # the answer as its latest decision left it
+    document_pks: dict[str, int]  # external id -> pk, for the cited and retrieved documents
+    panel_document: Document | None  # the document shown beside the answer
+    panel_sentences: list[Sentence]
+    panel_choices: list[tuple[str, int]]  # the cited, then retrieved, documents one can switch to
+    cited_sentence_ids: set[int]
+    benchmarks: QuerySet[Benchmark]  # of the answer's corpus, for "add to a benchmark"
+    gold_cases: QuerySet[GoldCase]  # made from this answer
+
+    @property
+    def version(self) -> int:
+        return len(self.history)
+
+    @property
+    def latest(self) -> Review | None:
+        return self.history[-1] if self.history else None
+
+
+def review_page(user, answer: Answer, *, requested_document: str = "") -> ReviewPage:
+    """The review page's data; ``requested_document`` is a document pk the reader picked for the panel."""
+    question = question_get_for_user(user, answer.question_id)
+    corpus = question.corpus
+    history = list(review_selectors.review_history(answer))
+    content = review_selectors.answer_current_content(answer)
+    cited_ids = [c.document_external_id for s in content.sentences for c in s.citations]
+    retrieved = list(answer.retrieved_documents or [])[:10]
+    pks = document_pks(user, corpus, cited_ids + retrieved)
+    # The panel: the document asked for, else the first cited, else the top retrieved one.
+    panel_choices = [(eid, pks[eid]) for eid in dict.fromkeys(cited_ids + retrieved) if eid in pks]
+    readable = documents_for_user(user).filter(corpus=corpus)
+    panel_document = None
+    if requested_document.isdigit():
+        panel_document = readable.filter(pk=int(requested_document)).first()
+    if panel_document is None and panel_choices:
+        panel_document = readable.filter(pk=panel_choices[0][1]).first()
+    return ReviewPage(
+        question=question,
+        history=history,
+        corrections={
+            r.pk: review_selectors.review_content(r, answer=answer)
+            for r in history
+            if r.action == Review.Action.CORRECT
+        },
+        content=content,
+        document_pks=pks,
+        panel_document=panel_document,
+        panel_sentences=list(document_sentences(panel_document)) if panel_document else [],
+        panel_choices=panel_choices,
+        cited_sentence_ids={c.sentence_id for s in content.sentences for c in s.citations if c.sentence_id},
+        benchmarks=review_selectors.benchmarks_for_user(user).filter(corpus=corpus),
+        gold_cases=gold_cases_from_answer(answer),
+    )

@@ -10,12 +10,13 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from documents import selectors, services
+from documents import permissions, selectors, services
 from documents.api.serializers import CorpusSerializer, DocumentSerializer, UploadSerializer
+from groundedqa_site.api import status_for
 
 
 def require_staff(user) -> None:
-    if not user.is_staff:
+    if not permissions.can_manage_corpora(user):
         raise PermissionDenied("Only staff may change corpora.")
 
 
@@ -28,7 +29,7 @@ class CorpusListCreate(generics.ListCreateAPIView):
     def perform_create(self, serializer):
         require_staff(self.request.user)
         team = serializer.validated_data["team"]
-        if not (self.request.user.is_superuser or team.members.filter(pk=self.request.user.pk).exists()):
+        if not permissions.is_member(self.request.user, team):
             # As for a team that does not exist: other teams' names are not disclosed.
             raise NotFound(f"No team named {team.name!r}.")
         serializer.instance = services.corpus_create(
@@ -80,7 +81,7 @@ class CorpusDocuments(APIView):
             for s in outcome.submitted
         ]
         errors = [
-            {"file": r.filename, "detail": str(r.error), "status": r.error.http_status}
+            {"file": r.filename, "detail": str(r.error), "status": status_for(r.error)}
             for r in outcome.refused
         ]
         if not accepted:

@@ -5,6 +5,7 @@ from rest_framework.reverse import reverse
 
 from qa import presets
 from qa.models import Answer, AnswerSentence, Citation, Question
+from qa.selectors import ORIGINS
 
 
 class AskSerializer(serializers.Serializer):
@@ -15,6 +16,15 @@ class AskSerializer(serializers.Serializer):
     )
     conversation = serializers.IntegerField(
         required=False, help_text="Continue this conversation (follow-up)."
+    )
+
+
+class HistoryQuery(serializers.Serializer):
+    q = serializers.CharField(required=False, default="", allow_blank=True, help_text="Search text.")
+    origin = serializers.ChoiceField(
+        choices=ORIGINS,
+        default="asked",
+        help_text="asked: your own questions (default); evaluation: your evaluation runs'; all.",
     )
 
 
@@ -76,6 +86,7 @@ class QuestionSerializer(serializers.ModelSerializer):
             "text",
             "standalone_text",
             "preset",
+            "is_evaluation",
             "status",
             "stage",
             "attempts",

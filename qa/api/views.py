@@ -10,18 +10,27 @@ from rest_framework.views import APIView
 
 from documents.selectors import corpus_get_for_user
 from qa import presets, selectors, services
-from qa.api.serializers import AskSerializer, QuestionSerializer
+from qa.api.serializers import AskSerializer, HistoryQuery, QuestionSerializer
 from qa.models import Conversation
 
 
 class QuestionListCreate(generics.ListAPIView):
-    """The user's questions, newest first, in pages (``?page=N``; ``?q=`` searches the text)."""
+    """The user's questions, newest first, in pages (``?page=N``; ``?q=`` searches the text;
+    ``?origin=evaluation`` or ``all`` shows evaluation runs' questions, left out by default)."""
 
     serializer_class = QuestionSerializer
 
+    @extend_schema(parameters=[HistoryQuery])
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
     def get_queryset(self):
+        query = HistoryQuery(data=self.request.query_params)
+        query.is_valid(raise_exception=True)
         return selectors.with_answer(
-            selectors.question_history(self.request.user, search=self.request.GET.get("q", ""))
+            selectors.question_history(
+                self.request.user, search=query.validated_data["q"], origin=query.validated_data["origin"]
+            )
         )
 
     @extend_schema(request=AskSerializer, responses={202: QuestionSerializer})

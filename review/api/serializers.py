@@ -6,6 +6,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.reverse import reverse
 
+from qa.selectors import ORIGINS
 from review.models import Benchmark, EvaluationCaseResult, EvaluationRun, GoldCase, GoldCaseRevision, Review
 from review.selectors import QUEUE_STATUSES
 
@@ -97,6 +98,11 @@ class QueueQuery(serializers.Serializer):
         required=False,
         help_text="oldest (default) or confidence: the least confident answers first.",
     )
+    origin = serializers.ChoiceField(
+        choices=ORIGINS,
+        default="asked",
+        help_text="asked: questions people asked (default); evaluation: an evaluation run's; all.",
+    )
 
 
 class QueueItemSerializer(serializers.Serializer):
@@ -105,6 +111,7 @@ class QueueItemSerializer(serializers.Serializer):
     question_id = serializers.IntegerField(source="question.pk")
     corpus = serializers.CharField(source="question.corpus.name")
     preset = serializers.CharField(source="question.preset")
+    is_evaluation = serializers.BooleanField(source="question.is_evaluation")
     text = serializers.CharField()
     refused = serializers.BooleanField()
     confidence = serializers.FloatField(allow_null=True)

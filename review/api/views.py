@@ -7,7 +7,6 @@ benchmark or run is a 404.
 
 from __future__ import annotations
 
-from django.db import transaction
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import generics, status
 from rest_framework.response import Response
@@ -16,6 +15,7 @@ from rest_framework.views import APIView
 from documents.selectors import corpus_get_for_user, document_get_for_user
 from review import selectors
 from review.api import serializers as s
+from review.errors import ReviewConflict
 from review.models import Benchmark
 from review.services import benchmarks as benchmark_services
 from review.services import evaluation as evaluation_services
@@ -71,7 +71,7 @@ class AnswerReviews(APIView):
                 ],
                 refused=data.get("refused"),
             )
-        except review_services.ReviewConflict as conflict:
+        except ReviewConflict as conflict:
             payload = {
                 "detail": str(conflict),
                 "base_version": conflict.base_version,
@@ -111,17 +111,14 @@ class AnswerGold(APIView):
         answer = selectors.answer_get_for_user(request.user, pk)
         body = s.GoldFromAnswerInput(data=request.data)
         body.is_valid(raise_exception=True)
-        name = body.validated_data["benchmark"]
-        with transaction.atomic():
-            benchmark = selectors.benchmarks_for_user(request.user).filter(name=name).first()
-            if benchmark is None:
-                benchmark = benchmark_services.benchmark_create(
-                    name=name, corpus=answer.question.corpus, user=request.user
-                )
-            case = gold_services.gold_case_from_answer(
-                answer=answer, benchmark=benchmark, split=body.validated_data["split"], user=request.user
-            )
-        case = selectors.gold_case_get(benchmark, case.pk)
+        case = benchmark_services.gold_case_add(
+            benchmark_name=body.validated_data["benchmark"],
+            corpus=answer.question.corpus,
+            split=body.validated_data["split"],
+            user=request.user,
+            answer=answer,
+        )
+        case = selectors.gold_case_get(case.benchmark, case.pk)
         return Response(s.GoldCaseDetailSerializer(case).data, status=status.HTTP_201_CREATED)
 
 

@@ -3,12 +3,15 @@
 Per configuration, in the report's row order, up to three lines: the numbers
 the report published, the report's own outputs re-scored by this package, and
 ours (from the preset that reproduces that configuration). Columns default to
-the report's: R@1, R@5, citation F1, answer /5, combined.
+the report's: R@1, R@5, citation F1, answer /5, combined. ``results_table``
+decides, for a benchmark and split, whether that layout applies.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 
 from review.evaluation.reference import (
     CONFIGURATION_LABELS,
@@ -17,6 +20,7 @@ from review.evaluation.reference import (
     REPORTED_RESULTS,
     ReportedResult,
     published_metrics,
+    rescore_reference,
 )
 from review.evaluation.types import EvaluationResult
 
@@ -51,6 +55,19 @@ COLUMNS: dict[str, tuple[str, Formatter]] = {
 }
 
 REPORT_COLUMNS = ("recall_at_1", "recall_at_5", "citation_f1", "answer_score", "combined")
+# For benchmarks the report never scored: our own numbers, with the metrics it lacked.
+WIDE_COLUMNS = (
+    "recall_at_1",
+    "recall_at_5",
+    "mrr",
+    "citation_f1",
+    "evidence_score",
+    "answer_token_f1",
+    "refusal_f1",
+    "jafs",
+    "answer_score",
+    "combined",
+)
 MISSING = "-"
 
 
@@ -121,3 +138,38 @@ def format_comparison_table(
     out.append("-" * len(render(table[0])))
     out.extend(render(row) for row in rows)
     return "\n".join(out) + "\n"
+
+
+@dataclass(frozen=True)
+class ResultsTable:
+    text: str
+    warnings: tuple[str, ...] = ()
+
+
+def results_table(
+    ours: Mapping[str, MetricsLike],
+    *,
+    title: str,
+    source_format: str = "",
+    source_path: str = "",
+    split: str | None = None,
+) -> ResultsTable:
+    """Our runs' metrics (keyed by preset) as the table to print for a benchmark and split.
+
+    Analyst-bench's train split is the one the report published: its layout,
+    with the report's own outputs re-scored from the benchmark's source folder
+    (the shared copy when the benchmark came from elsewhere). A re-scoring that
+    cannot read those files leaves its rows out and says why in ``warnings``.
+    """
+    if source_format != "analyst-bench" or split != "train":
+        wide = format_comparison_table(ours=ours, published={}, columns=WIDE_COLUMNS, title=title)
+        return ResultsTable(wide)
+    source = Path(source_path)
+    data_dir = source.parent if source.name == "analyst-bench" else None
+    warnings: tuple[str, ...] = ()
+    try:
+        rescored: Mapping[str, MetricsLike] = rescore_reference("train", data_dir=data_dir)
+    except (OSError, ValueError) as exc:
+        rescored, warnings = {}, (f"the report's outputs could not be re-scored: {exc}",)
+    text = format_comparison_table(rescored, ours, title=f"{title} (the report's table layout)")
+    return ResultsTable(text, warnings)

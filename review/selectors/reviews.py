@@ -14,6 +14,7 @@ from django.http import Http404
 
 from documents.selectors import corpora_for_user
 from qa.models import Answer, AnswerSentence, Citation
+from qa.selectors import by_origin
 from review.evaluation import evidence_key
 from review.evaluation.metrics import unique_in_order
 from review.models import Review, ReviewCitation, ReviewSentence
@@ -169,6 +170,7 @@ def review_queue(
     preset: str | None = None,
     reviewer=None,
     least_confident_first: bool = False,
+    origin: str = "asked",
 ):
     """Answers to review, oldest first, with their latest decision annotated.
 
@@ -177,6 +179,8 @@ def review_queue(
     name; ``reviewer`` a user id or username and matches whoever made the
     latest decision. ``least_confident_first`` orders by the answer's confidence,
     lowest first, so analysts review where GroundedQA is least sure.
+    ``origin``: answers to questions people asked (the
+    default), to an evaluation run's questions, or all.
     """
     latest = Review.objects.filter(answer=OuterRef("pk")).order_by("-version")
     qs = answers_for_user(user).annotate(
@@ -187,6 +191,7 @@ def review_queue(
         latest_reviewer=Subquery(latest.values("reviewer__username")[:1]),
         latest_reviewed_at=Subquery(latest.values("created_at")[:1]),
     )
+    qs = by_origin(qs, origin or "asked", prefix="question__")
     if status == "unreviewed":
         qs = qs.filter(latest_action__isnull=True)
     elif status == "reviewed":

@@ -1,4 +1,5 @@
-"""Benchmarks: create one, or import a validated ImportPlan in one transaction.
+"""Benchmarks: create one, add one gold case (creating the benchmark if needed),
+or import a validated ImportPlan in one transaction.
 
 The files are read and validated first (review.benchmark_files), so an import
 either writes everything or nothing. Importing again into the same benchmark
@@ -15,10 +16,19 @@ from django.db import transaction
 
 from documents.models import Corpus, Document, Team
 from documents.services import Submitted, corpus_create, document_stage
-from groundedqa_site.api import ClientError
+from qa.models import Answer
+from review import selectors
 from review.benchmark_files import CaseSpec, ImportPlan
+from review.errors import BenchmarkCorpusMismatch, BenchmarkExists, BenchmarkInvalid, BenchmarkNotFound
 from review.models import Benchmark, GoldCase
-from review.services.gold import apply_changes, bump_version, lock_benchmark, record_revision
+from review.services.gold import (
+    apply_changes,
+    bump_version,
+    gold_case_annotate,
+    gold_case_from_answer,
+    lock_benchmark,
+    record_revision,
+)
 
 
 @dataclass(frozen=True)
@@ -51,9 +61,9 @@ def benchmark_create(
 ) -> Benchmark:
     name = (name or "").strip()
     if not name:
-        raise ClientError("A benchmark needs a name.")
+        raise BenchmarkInvalid("A benchmark needs a name.")
     if Benchmark.objects.filter(name=name).exists():
-        raise ClientError(f"A benchmark named {name!r} already exists.", http_status=409)
+        raise BenchmarkExists(f"A benchmark named {name!r} already exists.")
     return Benchmark.objects.create(
         name=name,
         corpus=corpus,
@@ -62,6 +72,58 @@ def benchmark_create(
         source_path=source_path[:1000],
         created_by=user,
     )
+
+
+@dataclass(frozen=True)
+class Annotation:
+    """A benchmark question an annotator wrote on one document, with its evidence sentences."""
+
+    document: Document
+    question: str
+    evidence_sentence_ids: tuple[int, ...]
+    reference_answer: str
+    answerable: bool
+    rubric: dict | None = None
+
+
+def gold_case_add(
+    *,
+    benchmark_name: str,
+    corpus,
+    split: str,
+    user,
+    new: bool | None = None,
+    answer: Answer | None = None,
+    annotation: Annotation | None = None,
+) -> GoldCase:
+    """Add a gold case to the named benchmark of the user's teams, creating it on ``corpus`` if needed.
+
+    ``new``: True creates the benchmark (refused if the name is taken), False
+    needs it to exist, None creates it when missing. The case is a reviewed
+    ``answer`` or an annotator's ``annotation``. One transaction: a refused
+    case leaves no new benchmark behind.
+    """
+    if (answer is None) == (annotation is None):
+        raise ValueError("gold_case_add takes an answer or an annotation, not both or neither")
+    with transaction.atomic():
+        benchmark = None if new else selectors.benchmarks_for_user(user).filter(name=benchmark_name).first()
+        if benchmark is None and new is False:
+            raise BenchmarkNotFound(f"No benchmark named {benchmark_name!r} on your teams' corpora.")
+        if benchmark is None:
+            benchmark = benchmark_create(name=benchmark_name, corpus=corpus, user=user)
+        if answer is not None:
+            return gold_case_from_answer(answer=answer, benchmark=benchmark, split=split, user=user)
+        return gold_case_annotate(
+            benchmark=benchmark,
+            document=annotation.document,
+            question=annotation.question,
+            evidence_sentence_ids=annotation.evidence_sentence_ids,
+            reference_answer=annotation.reference_answer,
+            answerable=annotation.answerable,
+            split=split,
+            user=user,
+            rubric=annotation.rubric,
+        )
 
 
 def _case_fields(spec: CaseSpec) -> dict:
@@ -109,9 +171,8 @@ def benchmark_import(
                 name=name, corpus=corpus, user=user, source_format=source_format, source_path=str(source_path)
             )
         elif benchmark.corpus_id != corpus.pk:
-            raise ClientError(
-                f"Benchmark {name!r} is on corpus {benchmark.corpus.name!r}, not {corpus.name!r}.",
-                http_status=409,
+            raise BenchmarkCorpusMismatch(
+                f"Benchmark {name!r} is on corpus {benchmark.corpus.name!r}, not {corpus.name!r}."
             )
         benchmark = lock_benchmark(benchmark)
         filename = Path(source_path).name if source_path else ""

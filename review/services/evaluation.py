@@ -1,10 +1,12 @@
 """Evaluation runs: ask every gold case through a preset, store what came back, score it.
 
 Answers come from ``qa.services.answer_now_with_run`` (in-process, persisted as
-usual Question/Answer rows, so an analyst can review them and a correction
-flows back into the gold case). Each case is scored from the pipeline run
-itself (``review.evaluation.predictions``); the prediction is stored per case
-so a resumed run can score the cases answered before. The numbers come from
+usual Question/Answer rows marked ``is_evaluation``: the review queue and the
+histories leave them out unless a filter asks for them, and an analyst who
+reviews one sends a correction back into the gold case). The run's user asks
+them; a run always has one. Each case is scored from the pipeline run itself
+(``review.evaluation.predictions``); the prediction is stored per case so a
+resumed run can score the cases answered before. The numbers come from
 ``review.evaluation.evaluate``; this module only gathers inputs and stores results.
 
 A run is claimed atomically (queued -> running) so two workers never run it
@@ -27,10 +29,13 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from groundedqa_site import jobs
-from groundedqa_site.api import ClientError
+from qa.errors import UnknownPreset
 from qa.models import Answer, Question
 from qa.pipeline.run import PipelineRun
+from qa.presets import PRESET_NAMES, get_preset
+from qa.services import answer_now_with_run
 from review import selectors
+from review.errors import EvaluationInvalid
 from review.evaluation import Prediction, evaluate
 from review.evaluation.predictions import prediction_from_run
 from review.evaluation.reference import SPLITS
@@ -40,32 +45,25 @@ from review.services.judge import configured_judge, judge_score
 logger = logging.getLogger(__name__)
 
 CONVENTIONS = ("report", "stated")
+RUN_EVALUATION_TASK = "review.tasks.run_evaluation"
 FROM_SETTINGS = object()
 
 # Answers one question: the persisted Question and the pipeline run (None when it failed first).
 AnswerFn = Callable[..., tuple[Question, PipelineRun | None]]
 
 
-def default_answer_fn(*, corpus, text: str, preset: str, user=None) -> tuple[Question, PipelineRun | None]:
-    from qa.services import answer_now_with_run
-
-    return answer_now_with_run(corpus=corpus, text=text, preset=preset, user=user)
+def default_answer_fn(*, corpus, text: str, preset: str, user) -> tuple[Question, PipelineRun | None]:
+    return answer_now_with_run(corpus=corpus, text=text, preset=preset, user=user, is_evaluation=True)
 
 
 def preset_names() -> tuple[str, ...]:
-    try:
-        from qa.presets import PRESET_NAMES
-    except ImportError as exc:
-        raise ClientError(f"The QA presets are not available: {exc}.", http_status=503) from exc
     return tuple(PRESET_NAMES)
 
 
 def preset_config(name: str) -> dict:
     """The preset's full configuration as JSON-ready data, stored with the run."""
     if name not in preset_names():
-        raise ClientError(f"Unknown preset {name!r}; use one of {', '.join(preset_names())}.")
-    from qa.presets import get_preset
-
+        raise UnknownPreset(f"Unknown preset {name!r}; use one of {', '.join(preset_names())}.")
     config = get_preset(name)
     if dataclasses.is_dataclass(config) and not isinstance(config, type):
         config = dataclasses.asdict(config)
@@ -80,7 +78,7 @@ def evaluation_run_create(
     *,
     benchmark: Benchmark,
     preset: str,
-    user=None,
+    user,
     split: str = "",
     limit: int | None = None,
     convention: str = "report",
@@ -90,21 +88,24 @@ def evaluation_run_create(
     """A queued run; with ``enqueue`` a worker on the evaluation queue starts it after commit.
 
     ``config`` skips the preset lookup (for callers that bring their own
-    answer function, such as tests).
+    answer function, such as tests). ``user`` owns the run and asks its
+    questions.
     """
+    if user is None:
+        raise EvaluationInvalid("An evaluation run needs the user it belongs to; none is created for it.")
     split = split or ""
     if split and split not in SPLITS:
-        raise ClientError(f"Unknown split {split!r}; use one of {', '.join(SPLITS)}, or none for all.")
+        raise EvaluationInvalid(f"Unknown split {split!r}; use one of {', '.join(SPLITS)}, or none for all.")
     if limit is not None and limit < 1:
-        raise ClientError("The limit must be at least 1.")
+        raise EvaluationInvalid("The limit must be at least 1.")
     if convention not in CONVENTIONS:
-        raise ClientError(f"Unknown convention {convention!r}; use one of {', '.join(CONVENTIONS)}.")
+        raise EvaluationInvalid(f"Unknown convention {convention!r}; use one of {', '.join(CONVENTIONS)}.")
     if config is None:
         config = preset_config(preset)
     cases = GoldCase.objects.filter(benchmark=benchmark, **({"split": split} if split else {}))
     total = min(cases.count(), limit or 10**9)
     if total == 0:
-        raise ClientError(
+        raise EvaluationInvalid(
             f"Benchmark {benchmark.name!r} has no cases{f' in split {split}' if split else ''}."
         )
     with transaction.atomic():
@@ -121,10 +122,8 @@ def evaluation_run_create(
             resend_at=jobs.lease_until() if enqueue else None,
         )
         if enqueue:
-            from review.tasks import run_evaluation
-
             run_id = run.pk
-            transaction.on_commit(lambda: run_evaluation.delay(run_id))
+            transaction.on_commit(lambda: jobs.enqueue(RUN_EVALUATION_TASK, run_id))
     return run
 
 
@@ -176,9 +175,7 @@ def evaluation_runs_reap(*, now=None) -> int:
         if EvaluationRun.objects.filter(pk=pk, status=EvaluationRun.Status.QUEUED).update(
             resend_at=jobs.lease_until(now)
         ):
-            from review.tasks import run_evaluation
-
-            run_evaluation.delay(pk)
+            jobs.enqueue(RUN_EVALUATION_TASK, pk)
             touched += 1
     return touched
 
@@ -203,6 +200,8 @@ def evaluation_run_execute(
 def _execute(run: EvaluationRun, answer_fn: AnswerFn, judge, on_progress) -> EvaluationRun:
     run_id = run.pk
     try:
+        if run.created_by is None:
+            raise EvaluationInvalid("The run's user was deleted; its questions have nobody to ask them.")
         judge = configured_judge() if judge is FROM_SETTINGS else judge
         cases = selectors.run_cases(run)
         done = set(EvaluationCaseResult.objects.filter(run=run).values_list("gold_case_id", flat=True))

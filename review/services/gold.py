@@ -13,10 +13,10 @@ from django.db import transaction
 from django.db.models import Q
 
 from documents.models import Document, Sentence
-from groundedqa_site.api import ClientError
 from qa.models import Answer
 from review import selectors
 from review.benchmark_files import rubric_problem
+from review.errors import GoldCaseInvalid
 from review.evaluation import evidence_key
 from review.models import Benchmark, GoldCase, GoldCaseRevision, Review
 from review.selectors import AnswerContent
@@ -39,14 +39,14 @@ def gold_snapshot(case: GoldCase) -> dict:
 
 def validate_split(split: str) -> None:
     if split not in GoldCase.Split.values:
-        raise ClientError(f"Unknown split {split!r}; use one of {', '.join(GoldCase.Split.values)}.")
+        raise GoldCaseInvalid(f"Unknown split {split!r}; use one of {', '.join(GoldCase.Split.values)}.")
 
 
 def validate_rubric(rubric) -> None:
     """None, or a JSON object whose scale (``rubric["scale"]`` or the object itself) scores 1-5."""
     problem = rubric_problem(rubric)
     if problem:
-        raise ClientError(problem[0].upper() + problem[1:] + ".")
+        raise GoldCaseInvalid(problem[0].upper() + problem[1:] + ".")
 
 
 def lock_benchmark(benchmark: Benchmark) -> Benchmark:
@@ -101,11 +101,11 @@ def gold_case_from_answer(*, answer: Answer, benchmark: Benchmark, split: str, u
     latest = selectors.latest_review(answer)
     if latest is None or latest.action not in (Review.Action.ACCEPT, Review.Action.CORRECT):
         state = "unreviewed" if latest is None else "flagged"
-        raise ClientError(
+        raise GoldCaseInvalid(
             f"Only an accepted or corrected answer can become a gold case; this one is {state}."
         )
     if answer.question.corpus_id != benchmark.corpus_id:
-        raise ClientError(
+        raise GoldCaseInvalid(
             f"Benchmark {benchmark.name!r} is on corpus {benchmark.corpus.name!r}, "
             f"the answer on {answer.question.corpus.name!r}."
         )
@@ -162,18 +162,18 @@ def gold_case_annotate(
     validate_rubric(rubric)
     question = (question or "").strip()
     if not question:
-        raise ClientError("The question is empty.")
+        raise GoldCaseInvalid("The question is empty.")
     if document.corpus_id != benchmark.corpus_id:
-        raise ClientError(f"Document {document.external_id!r} is not in the benchmark's corpus.")
+        raise GoldCaseInvalid(f"Document {document.external_id!r} is not in the benchmark's corpus.")
     wanted = list(dict.fromkeys(evidence_sentence_ids))
     sentences = list(Sentence.objects.filter(document=document, pk__in=wanted).order_by("ordinal"))
     missing = sorted(set(wanted) - {s.pk for s in sentences})
     if missing:
-        raise ClientError(
+        raise GoldCaseInvalid(
             f"Sentence id(s) {', '.join(map(str, missing))} are not sentences of {document.external_id!r}."
         )
     if answerable and not sentences:
-        raise ClientError("An answerable question needs at least one evidence sentence.")
+        raise GoldCaseInvalid("An answerable question needs at least one evidence sentence.")
     keys = [evidence_key(document.external_id, s.label) for s in sentences]
     with transaction.atomic():
         locked = lock_benchmark(benchmark)

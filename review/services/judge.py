@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 
+from qa import clients
 from qa.pipeline.llm import LLMError
 from qa.pipeline.prompts import judge_answer
 from qa.pipeline.protocols import LLM
@@ -17,8 +18,6 @@ logger = logging.getLogger(__name__)
 
 def configured_judge() -> LLM | None:
     """The site's LLM (qa.clients, built from the QA_LLM_* settings); None without a provider."""
-    from qa import clients
-
     return clients.get_llm_or_none()
 
 

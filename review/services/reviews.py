@@ -18,27 +18,12 @@ from django.db import transaction
 
 from audit.services import audit_record
 from documents.models import Sentence
-from groundedqa_site.api import ClientError
 from qa.models import Answer
 from review import selectors
+from review.errors import AnswerGone, ReviewConflict, ReviewInvalid
 from review.models import Review, ReviewCitation, ReviewSentence
 from review.selectors import AnswerContent, CitedSentence, ContentSentence
 from review.services.gold import gold_cases_follow_correction
-
-
-class ReviewConflict(ClientError):
-    """The answer changed since the reviewer loaded it; ``newer`` holds what they missed."""
-
-    http_status = 409
-
-    def __init__(self, *, base_version: int, current_version: int, newer: list[Review]):
-        super().__init__(
-            f"This answer has {current_version} decision(s) but yours was made on version {base_version}: "
-            "someone reviewed it meanwhile. Read their decision and decide again on the current version."
-        )
-        self.base_version = base_version
-        self.current_version = current_version
-        self.newer = newer
 
 
 @dataclass(frozen=True)
@@ -106,7 +91,7 @@ def review_decide(
     sentences: Sequence[CorrectionSentence] | None = None,
     refused: bool | None = None,
 ) -> Review:
-    """Record one decision made on ``base_version``; ReviewConflict (409) if that is stale."""
+    """Record one decision made on ``base_version``; ReviewConflict if that is stale."""
     reason, comment = (reason or "").strip(), (comment or "").strip()
     _validate(
         action=action,
@@ -120,7 +105,7 @@ def review_decide(
     cited = _resolve_citations(answer, sentences) if sentences is not None else None
     with transaction.atomic():
         if not Answer.objects.select_for_update().filter(pk=answer.pk).exists():
-            raise ClientError("The answer no longer exists.", http_status=404)
+            raise AnswerGone("The answer no longer exists.")
         current = selectors.answer_version(answer)
         if base_version < current:
             raise ReviewConflict(
@@ -129,7 +114,7 @@ def review_decide(
                 newer=selectors.reviews_after(answer, base_version),
             )
         if base_version > current:
-            raise ClientError(
+            raise ReviewInvalid(
                 f"base_version {base_version} is ahead of the answer, which has {current} decision(s)."
             )
         before = selectors.answer_current_content(answer) if action == Review.Action.CORRECT else None
@@ -168,29 +153,29 @@ def _audit_review(review: Review, answer: Answer) -> None:
 
 def _validate(*, action, base_version, reason, comment, text, sentences) -> None:
     if action not in Review.Action.values:
-        raise ClientError(f"Unknown action {action!r}; use one of {', '.join(Review.Action.values)}.")
+        raise ReviewInvalid(f"Unknown action {action!r}; use one of {', '.join(Review.Action.values)}.")
     if not isinstance(base_version, int) or isinstance(base_version, bool) or base_version < 0:
-        raise ClientError(
+        raise ReviewInvalid(
             "base_version must be the number of decisions you saw (0 for an unreviewed answer)."
         )
     if reason and reason not in Review.Reason.values:
-        raise ClientError(f"Unknown reason {reason!r}; use one of {', '.join(Review.Reason.values)}.")
+        raise ReviewInvalid(f"Unknown reason {reason!r}; use one of {', '.join(Review.Reason.values)}.")
     if action == Review.Action.FLAG and not reason:
-        raise ClientError(f"A flag needs a reason: one of {', '.join(Review.Reason.values)}.")
+        raise ReviewInvalid(f"A flag needs a reason: one of {', '.join(Review.Reason.values)}.")
     if action == Review.Action.ACCEPT and reason:
-        raise ClientError("An accepted answer takes no reason; flag it instead.")
+        raise ReviewInvalid("An accepted answer takes no reason; flag it instead.")
     if reason == Review.Reason.OTHER and not comment:
-        raise ClientError('The reason "other" needs a comment saying what is wrong.')
+        raise ReviewInvalid('The reason "other" needs a comment saying what is wrong.')
     if action == Review.Action.CORRECT:
         if text is None and sentences is None:
-            raise ClientError("A correction needs the corrected text or sentences.")
+            raise ReviewInvalid("A correction needs the corrected text or sentences.")
         if text is not None and not text.strip() and not sentences:
-            raise ClientError("The corrected answer text is empty.")
+            raise ReviewInvalid("The corrected answer text is empty.")
         for number, sentence in enumerate(sentences or (), 1):
             if not sentence.text.strip():
-                raise ClientError(f"Corrected sentence {number} has no text.")
+                raise ReviewInvalid(f"Corrected sentence {number} has no text.")
     elif text is not None or sentences is not None:
-        raise ClientError("Text and sentences go with a correction only.")
+        raise ReviewInvalid("Text and sentences go with a correction only.")
 
 
 def _resolve_citations(answer: Answer, sentences: Sequence[CorrectionSentence]) -> dict[int, CitedSentence]:
@@ -205,7 +190,7 @@ def _resolve_citations(answer: Answer, sentences: Sequence[CorrectionSentence]) 
     }
     missing = sorted(wanted - set(found))
     if missing:
-        raise ClientError(
+        raise ReviewInvalid(
             f"Sentence id(s) {', '.join(map(str, missing))} are not sentences of corpus "
             f"{answer.question.corpus.name!r}."
         )

@@ -6,6 +6,7 @@ import io
 import json
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
 from qa.models import Question
@@ -13,9 +14,18 @@ from qa.pipeline.presets import PRESET_NAMES
 
 
 @pytest.mark.django_db
-def test_ask_json_gives_answer_sentences_with_document_and_label_citations(westmere):
+def test_ask_json_gives_answer_sentences_with_document_and_label_citations(westmere, analyst):
     out = io.StringIO()
-    call_command("ask", "What is the capital of Westmere?", "--corpus", westmere.name, "--json", stdout=out)
+    call_command(
+        "ask",
+        "What is the capital of Westmere?",
+        "--corpus",
+        westmere.name,
+        "--user",
+        analyst.username,
+        "--json",
+        stdout=out,
+    )
     body = json.loads(out.getvalue())
     assert {"answer", "refused", "sentences", "preset", "trace"} <= set(body)
     assert "Arlen" in body["answer"]
@@ -26,20 +36,43 @@ def test_ask_json_gives_answer_sentences_with_document_and_label_citations(westm
     assert body["preset"]["name"] == "default"
     assert 0.5 < body["confidence"] <= 1.0  # calibrated: a plainly stated fact is likely right
     assert body["trace"]["trust"]["answerability"]["kind"] == "answerable"
+    assert list(analyst.questions.values_list("text", flat=True)) == ["What is the capital of Westmere?"]
 
 
 @pytest.mark.django_db
-def test_ask_without_preset_answers_with_qa_default_preset(westmere, settings):
+def test_ask_without_preset_answers_with_qa_default_preset(westmere, analyst, settings):
     settings.QA_DEFAULT_PRESET = "bm25"
     out = io.StringIO()
-    call_command("ask", "What is the capital of Westmere?", "--corpus", westmere.name, "--json", stdout=out)
+    call_command(
+        "ask",
+        "What is the capital of Westmere?",
+        "--corpus",
+        westmere.name,
+        "--user",
+        analyst.username,
+        "--json",
+        stdout=out,
+    )
     assert json.loads(out.getvalue())["preset"]["name"] == "bm25"
 
 
 @pytest.mark.django_db
-def test_ask_names_an_unknown_corpus(westmere):
+def test_ask_names_an_unknown_corpus(westmere, analyst):
     with pytest.raises(CommandError, match="No corpus named 'nope'"):
-        call_command("ask", "Anything?", "--corpus", "nope", stdout=io.StringIO())
+        call_command("ask", "Anything?", "--corpus", "nope", "--user", analyst.username, stdout=io.StringIO())
+
+
+@pytest.mark.django_db
+def test_ask_needs_an_existing_user_and_creates_none(westmere):
+    users = get_user_model().objects.count()
+    with pytest.raises(CommandError, match="Give --user NAME"):
+        call_command("ask", "Where is Arlen?", "--corpus", westmere.name, stdout=io.StringIO())
+    with pytest.raises(CommandError, match="No user named 'ghost' \\(--user\\)"):
+        call_command(
+            "ask", "Where is Arlen?", "--corpus", westmere.name, "--user", "ghost", stdout=io.StringIO()
+        )
+    assert get_user_model().objects.count() == users
+    assert not Question.objects.exists()
 
 
 def test_presets_lists_every_preset_with_its_parameters():

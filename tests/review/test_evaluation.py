@@ -13,6 +13,7 @@ from qa.pipeline.types import Answer as PipelineAnswer
 from qa.pipeline.types import AnswerSentence as PipelineSentence
 from qa.pipeline.types import SourceSentence
 from review.models import EvaluationRun
+from review.services.evaluation import preset_config
 from tests.conftest import shared_data
 from tests.review.helpers import MUSCAT, PERFECT, SHIFTED, STAFF, ScriptedAnswers
 
@@ -39,7 +40,14 @@ class FixedJudge:
 def test_evaluate_scores_a_tiny_benchmark_and_writes_json(tiny, analyst, tmp_path):
     answers = ScriptedAnswers(PERFECT, analyst)
     out_path = tmp_path / "run.json"
-    output = evaluate(benchmark="tiny", preset="default", json_out=out_path, answer_fn=answers, judge=None)
+    output = evaluate(
+        user=analyst.username,
+        benchmark="tiny",
+        preset="default",
+        json_out=out_path,
+        answer_fn=answers,
+        judge=None,
+    )
 
     assert [preset for _, preset in answers.asked] == ["default"] * 3
     data = json.loads(out_path.read_text())
@@ -66,6 +74,7 @@ def test_a_configured_judge_scores_answers_against_the_rubric(tiny, analyst, tmp
     judge = FixedJudge("Score: 4")
     out_path = tmp_path / "run.json"
     evaluate(
+        user=analyst.username,
         benchmark="tiny",
         preset="default",
         json_out=out_path,
@@ -81,12 +90,27 @@ def test_a_configured_judge_scores_answers_against_the_rubric(tiny, analyst, tmp
 @pytest.mark.django_db
 def test_limit_and_split_choose_the_cases(tiny, analyst):
     answers = ScriptedAnswers(PERFECT, analyst)
-    evaluate(benchmark="tiny", preset="default", split="dev", limit=2, answer_fn=answers, judge=None)
+    evaluate(
+        user=analyst.username,
+        benchmark="tiny",
+        preset="default",
+        split="dev",
+        limit=2,
+        answer_fn=answers,
+        judge=None,
+    )
     assert [text for text, _ in answers.asked] == [MUSCAT, STAFF]
     with pytest.raises(CommandError, match="no cases in split test"):
-        evaluate(benchmark="tiny", preset="default", split="test", answer_fn=answers, judge=None)
+        evaluate(
+            user=analyst.username,
+            benchmark="tiny",
+            preset="default",
+            split="test",
+            answer_fn=answers,
+            judge=None,
+        )
     with pytest.raises(CommandError, match="Unknown preset"):
-        evaluate(benchmark="tiny", preset="no-such-preset", judge=None)
+        evaluate(user=analyst.username, benchmark="tiny", preset="no-such-preset", judge=None)
 
 
 @pytest.mark.django_db
@@ -97,7 +121,14 @@ def test_a_case_that_cannot_be_answered_scores_as_a_failure_not_a_smaller_test(t
         return ScriptedAnswers(PERFECT, analyst)(corpus=corpus, text=text, preset=preset, user=user)
 
     out_path = tmp_path / "run.json"
-    evaluate(benchmark="tiny", preset="default", json_out=out_path, answer_fn=flaky, judge=None)
+    evaluate(
+        user=analyst.username,
+        benchmark="tiny",
+        preset="default",
+        json_out=out_path,
+        answer_fn=flaky,
+        judge=None,
+    )
     data = json.loads(out_path.read_text())
     assert data["metrics"]["recall_at_1"] == pytest.approx(2 / 3)
     assert "the retriever fell over" in data["cases"][1]["error"]
@@ -105,19 +136,31 @@ def test_a_case_that_cannot_be_answered_scores_as_a_failure_not_a_smaller_test(t
 
 
 @pytest.mark.django_db
-def test_a_run_that_answers_nothing_fails_and_says_why(tiny, tmp_path):
+def test_a_run_that_answers_nothing_fails_and_says_why(tiny, analyst, tmp_path):
     def no_llm(*, corpus, text, preset, user=None):
         raise RuntimeError("QA_LLM_PROVIDER is none: this preset needs an LLM")
 
     with pytest.raises(CommandError, match="All 3 case.s. got no answer; the first: .*needs an LLM"):
-        evaluate(benchmark="tiny", preset="default", answer_fn=no_llm, judge=None)
+        evaluate(user=analyst.username, benchmark="tiny", preset="default", answer_fn=no_llm, judge=None)
     assert EvaluationRun.objects.get().status == "failed"
 
 
 @pytest.mark.django_db
 def test_compare_lists_metric_deltas_and_the_cases_that_got_worse_first(tiny, analyst):
-    evaluate(benchmark="tiny", preset="default", answer_fn=ScriptedAnswers(PERFECT, analyst), judge=None)
-    evaluate(benchmark="tiny", preset="default", answer_fn=ScriptedAnswers(SHIFTED, analyst), judge=None)
+    evaluate(
+        user=analyst.username,
+        benchmark="tiny",
+        preset="default",
+        answer_fn=ScriptedAnswers(PERFECT, analyst),
+        judge=None,
+    )
+    evaluate(
+        user=analyst.username,
+        benchmark="tiny",
+        preset="default",
+        answer_fn=ScriptedAnswers(SHIFTED, analyst),
+        judge=None,
+    )
     first, second = EvaluationRun.objects.order_by("pk")
     output = evaluate(compare=[first.pk, second.pk])
 
@@ -199,13 +242,26 @@ def test_preset_all_on_analyst_bench_train_prints_the_report_table_with_the_repo
 
     parrot = GoldParrot(Benchmark.objects.get(name="ab"), analyst)
     err = StringIO()
-    output = evaluate(benchmark="ab", preset="all", split="train", answer_fn=parrot, judge=None, stderr=err)
+    output = evaluate(
+        user=analyst.username,
+        benchmark="ab",
+        preset="all",
+        split="train",
+        answer_fn=parrot,
+        judge=None,
+        stderr=err,
+    )
 
-    # No LLM is configured in the tests: llm-only is left out and says so; the rest ran.
-    assert "llm-only: skipped" in err.getvalue() and "QA_LLM_PROVIDER" in err.getvalue()
+    # No LLM is configured in the tests: the presets with no retrieval (llm-only,
+    # vanilla) are left out and say so; the rest ran.
+    llm_only = {name for name in PRESET_NAMES if preset_config(name).get("retrieval") is None}
+    assert "llm-only" in llm_only
+    for name in llm_only:
+        assert f"{name}: skipped" in err.getvalue()
+    assert "QA_LLM_PROVIDER" in err.getvalue()
     assert set(EvaluationRun.objects.filter(status="done").values_list("preset", flat=True)) == set(
         PRESET_NAMES
-    ) - {"llm-only"}
+    ) - llm_only
     assert not EvaluationRun.objects.exclude(status="done").exists()
     assert "the report's table layout" in output
     lines = output.splitlines()

@@ -5,10 +5,12 @@ from __future__ import annotations
 from io import StringIO
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
 from documents import services as document_services
 from documents.models import Document, Sentence
+from qa import services as qa_services
+from qa.models import Question
 from review.models import EvaluationRun, GoldCase
 from review.services import evaluation as evaluation_services
 from review.services import gold as gold_services
@@ -127,7 +129,13 @@ def test_an_answer_made_gold_then_corrected_is_evaluated_against_the_correction(
     ).benchmark
     out = StringIO()
     call_command(
-        "evaluate", benchmark=benchmark.name, preset="default", answer_fn=asked, judge=None, stdout=out
+        "evaluate",
+        user=analyst.username,
+        benchmark=benchmark.name,
+        preset="default",
+        answer_fn=asked,
+        judge=None,
+        stdout=out,
     )
     assert EvaluationRun.objects.get().metrics["citation_f1"] == 1.0  # gold = what was accepted
 
@@ -143,7 +151,13 @@ def test_an_answer_made_gold_then_corrected_is_evaluated_against_the_correction(
         ],
     )
     call_command(
-        "evaluate", benchmark=benchmark.name, preset="default", answer_fn=asked, judge=None, stdout=out
+        "evaluate",
+        user=analyst.username,
+        benchmark=benchmark.name,
+        preset="default",
+        answer_fn=asked,
+        judge=None,
+        stdout=out,
     )
     latest = EvaluationRun.objects.order_by("-pk").first()
     assert latest.metrics["citation_f1"] == 0.0  # the system still cites S1; the corrected gold is S2
@@ -210,13 +224,50 @@ def test_the_real_pipeline_answers_an_annotated_benchmark_in_process(corpus, ana
     ingest(corpus, embedder, "floods.txt", FLOODS)
     benchmark = annotate_two_cases(corpus, analyst)
     out_path = tmp_path / "real.json"
-    call_command("evaluate", benchmark=benchmark.name, preset="bm25", json_out=out_path, stdout=StringIO())
+    call_command(
+        "evaluate",
+        user=analyst.username,
+        benchmark=benchmark.name,
+        preset="bm25",
+        json_out=out_path,
+        stdout=StringIO(),
+    )
     run = EvaluationRun.objects.get()
     assert run.status == "done", run.error
     assert run.metrics["recall_at_1"] == 1.0
     assert run.metrics["citation_recall"] == 1.0  # the default preset cites the sentence that answers
     assert {key for key in run.metrics if key.startswith("latency_")}  # per-stage timings from the trace
     assert all(result.answer_id for result in run.case_results.all())
+
+
+@pytest.mark.django_db
+def test_evaluation_questions_stay_out_of_the_review_queue_and_history_unless_asked_for(
+    corpus, analyst, embedder
+):
+    ingest(corpus, embedder, "report.txt", REPORT)
+    ingest(corpus, embedder, "floods.txt", FLOODS)
+    benchmark = annotate_two_cases(corpus, analyst)
+    with pytest.raises(CommandError, match="Give --user NAME"):
+        call_command("evaluate", benchmark=benchmark.name, preset="bm25", stdout=StringIO())
+    asked = qa_services.answer_now(user=analyst, corpus=corpus, text="How many staff does the port employ?")
+    call_command(
+        "evaluate", user=analyst.username, benchmark=benchmark.name, preset="bm25", stdout=StringIO()
+    )
+    evaluated = {result.question_id for result in EvaluationRun.objects.get().case_results.all()}
+    assert len(evaluated) == 2 and Question.objects.filter(pk__in=evaluated, is_evaluation=True).count() == 2
+
+    client = client_for(analyst)
+
+    def shown(url: str, key: str) -> set[int]:
+        body = client.get(url).json()
+        return {row[key] for row in (body["results"] if isinstance(body, dict) else body)}
+
+    assert shown("/api/questions/", "id") == {asked.pk}
+    assert shown("/api/questions/?origin=evaluation", "id") == evaluated
+    assert shown("/api/questions/?origin=all", "id") == evaluated | {asked.pk}
+    assert shown("/api/review-queue/", "question_id") == {asked.pk}
+    assert shown("/api/review-queue/?origin=evaluation", "question_id") == evaluated
+    assert client.get("/api/review-queue/?origin=mine").status_code == 400
 
 
 @pytest.mark.django_db(transaction=True)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from groundedqa_site.api import ClientError
+from review.errors import BenchmarkExists, BenchmarkNotFound, GoldCaseInvalid
 from review.models import Benchmark, GoldCase
+from review.services import benchmarks as benchmark_services
 from review.services import gold as gold_services
 from review.services import reviews as review_services
 from tests.factories import CorpusFactory
@@ -172,7 +173,7 @@ def test_annotators_write_benchmark_questions_with_evidence(analyst, corpus, oma
 def test_annotation_refuses_evidence_from_another_document_and_bad_rubrics(analyst, corpus, oman):
     port = make_document(corpus, "port", PORT)
     benchmark = Benchmark.objects.create(name="b", corpus=corpus)
-    with pytest.raises(ClientError, match="not sentences of 'gold/oman'"):
+    with pytest.raises(GoldCaseInvalid, match="not sentences of 'gold/oman'"):
         gold_services.gold_case_annotate(
             benchmark=benchmark,
             document=oman,
@@ -183,7 +184,7 @@ def test_annotation_refuses_evidence_from_another_document_and_bad_rubrics(analy
             split="dev",
             user=analyst,
         )
-    with pytest.raises(ClientError, match="at least one evidence sentence"):
+    with pytest.raises(GoldCaseInvalid, match="at least one evidence sentence"):
         gold_services.gold_case_annotate(
             benchmark=benchmark,
             document=oman,
@@ -194,7 +195,7 @@ def test_annotation_refuses_evidence_from_another_document_and_bad_rubrics(analy
             split="dev",
             user=analyst,
         )
-    with pytest.raises(ClientError, match="1 to 5"):
+    with pytest.raises(GoldCaseInvalid, match="1 to 5"):
         gold_services.gold_case_annotate(
             benchmark=benchmark,
             document=oman,
@@ -231,3 +232,34 @@ def test_other_teams_cannot_see_or_annotate_a_benchmark(outsider, corpus, oman):
     assert client.get("/api/benchmarks/").json()["results"] == []
     mine = client.post("/api/benchmarks/", {"name": "x", "corpus_id": CorpusFactory().pk}, format="json")
     assert mine.status_code == 404
+
+
+@pytest.mark.django_db
+def test_adding_a_case_creates_its_benchmark_only_when_asked_and_leaves_none_behind(analyst, corpus, oman):
+    def annotate(name, new, evidence):
+        return benchmark_services.gold_case_add(
+            benchmark_name=name,
+            new=new,
+            corpus=corpus,
+            split="dev",
+            user=analyst,
+            annotation=benchmark_services.Annotation(
+                document=oman,
+                question="Who held Muscat?",
+                evidence_sentence_ids=evidence,
+                reference_answer="The Portuguese.",
+                answerable=True,
+            ),
+        )
+
+    with pytest.raises(GoldCaseInvalid, match="at least one evidence sentence"):
+        annotate("fresh", True, ())
+    assert not Benchmark.objects.exists()  # the refused case took its new benchmark with it
+    with pytest.raises(BenchmarkNotFound, match="No benchmark named 'fresh'"):
+        annotate("fresh", False, (sentence(oman, "S2").pk,))
+    case = annotate("fresh", True, (sentence(oman, "S2").pk,))
+    assert (case.benchmark.name, case.benchmark.corpus_id, case.case_id) == ("fresh", corpus.pk, "n001")
+    with pytest.raises(BenchmarkExists, match="already exists"):
+        annotate("fresh", True, (sentence(oman, "S2").pk,))
+    assert annotate("fresh", None, (sentence(oman, "S3").pk,)).case_id == "n002"
+    assert Benchmark.objects.get().cases.count() == 2

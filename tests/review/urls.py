@@ -6,5 +6,6 @@ from drf_spectacular.views import SpectacularAPIView
 urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/", include("documents.api.urls")),
+    path("api/", include("qa.api.urls")),
     path("api/", include("review.api.urls")),
 ]

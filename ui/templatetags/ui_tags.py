@@ -5,7 +5,25 @@ from __future__ import annotations
 from django import template
 from django.urls import reverse
 
+from documents import permissions
+
 register = template.Library()
+
+
+@register.filter
+def can_manage_corpora(user) -> bool:
+    """``{% if user|can_manage_corpora %}``: the staff right to change corpora (documents.permissions)."""
+    return permissions.can_manage_corpora(user)
+
+
+@register.filter
+def can_read_audit_trail(user) -> bool:
+    return permissions.can_read_audit_trail(user)
+
+
+@register.filter
+def can_read_operations(user) -> bool:
+    return permissions.can_read_operations(user)
 
 # Which navigation section each URL name belongs to, so the header can mark
 # the current page with aria-current.

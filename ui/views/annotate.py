@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db import transaction
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
+from documents.errors import DomainError
 from documents.models import Document
 from documents.selectors import (
     corpora_for_user,
@@ -16,10 +16,8 @@ from documents.selectors import (
     document_sentences,
     documents_for_user,
 )
-from groundedqa_site.api import ClientError
 from review import selectors as review_selectors
 from review.services import benchmarks as benchmark_services
-from review.services import gold as gold_services
 from ui.forms import AnnotateForm
 
 DOCUMENT_CHOICES = 30
@@ -38,32 +36,28 @@ def annotate(request):
     form = AnnotateForm(request.POST or None, initial=initial, sentences=sentences, benchmarks=benchmarks)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
+        annotation = benchmark_services.Annotation(
+            document=document,
+            question=data["question"],
+            evidence_sentence_ids=tuple(data["evidence"]) if not data["unanswerable"] else (),
+            reference_answer=data["reference_answer"],
+            answerable=not data["unanswerable"],
+        )
         try:
-            # One transaction: a new benchmark is not left behind when the case is refused.
-            with transaction.atomic():
-                if data["new_benchmark"]:
-                    benchmark = benchmark_services.benchmark_create(
-                        name=data["new_benchmark"], corpus=document.corpus, user=request.user
-                    )
-                else:
-                    benchmark = benchmarks.get(name=data["benchmark"])
-                case = gold_services.gold_case_annotate(
-                    benchmark=benchmark,
-                    document=document,
-                    question=data["question"],
-                    evidence_sentence_ids=data["evidence"] if not data["unanswerable"] else [],
-                    reference_answer=data["reference_answer"],
-                    answerable=not data["unanswerable"],
-                    split=data["split"],
-                    user=request.user,
-                )
-        except ClientError as exc:
+            case = benchmark_services.gold_case_add(
+                benchmark_name=data["new_benchmark"] or data["benchmark"],
+                new=bool(data["new_benchmark"]),
+                corpus=document.corpus,
+                split=data["split"],
+                user=request.user,
+                annotation=annotation,
+            )
+        except DomainError as exc:
             form.add_error(None, str(exc))
         else:
-            messages.success(
-                request, f"Added {case.split}/{case.case_id} to {benchmark.name}. Write the next one."
-            )
-            query = f"?document={document.pk}&benchmark={benchmark.name}&split={case.split}"
+            name = case.benchmark.name
+            messages.success(request, f"Added {case.split}/{case.case_id} to {name}. Write the next one.")
+            query = f"?document={document.pk}&benchmark={name}&split={case.split}"
             return redirect(reverse("annotate") + query)
     selected = {int(v) for v in form["evidence"].value() or [] if str(v).isdigit()}
     return render(

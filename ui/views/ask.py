@@ -9,8 +9,8 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
+from documents.errors import DomainError
 from documents.selectors import documents_for_user
-from groundedqa_site.api import ClientError
 from qa import presets
 from qa.selectors import question_get_for_user, question_history, question_run
 from qa.services import question_ask
@@ -67,7 +67,7 @@ def ask(request):
                 preset=form.cleaned_data["preset"],
                 conversation=conversation,
             )
-        except ClientError as exc:
+        except DomainError as exc:
             form.add_error(None, str(exc))
         else:
             return redirect(reverse("question", args=[question.pk]) + f"#q-{question.pk}")

@@ -9,18 +9,20 @@ from django.views.decorators.http import require_GET
 
 from audit.models import AuditEvent
 from audit.selectors import audit_events_for
+from documents import permissions
 from ui.views.common import paginate, querystring_without_page
 
 
 @login_required
 @require_GET
 def audit_trail(request):
-    if not request.user.is_staff:
+    if not permissions.can_read_audit_trail(request.user):
         raise PermissionDenied("Only staff can read the audit trail.")
     action = request.GET.get("action", "")
     action = action if action in AuditEvent.Action.values else ""
     actor = request.GET.get("actor", "").strip()[:150]
-    page = paginate(request, audit_events_for(request.user, action=action, actor=actor), 50)
+    events = audit_events_for(teams=permissions.audited_teams(request.user), action=action, actor=actor)
+    page = paginate(request, events, 50)
     return render(
         request,
         "ui/audit.html",

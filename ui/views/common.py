@@ -6,6 +6,8 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 
+from documents import permissions
+
 # Job JSON a list of questions never shows: left unread so a page does not load every trace.
 LIST_DEFERRED = ("trace", "config", "answer__retrieved_documents")
 
@@ -16,7 +18,7 @@ def staff_required(view):
     @login_required
     @wraps(view)
     def wrapped(request, *args, **kwargs):
-        if not request.user.is_staff:
+        if not permissions.can_manage_corpora(request.user):
             raise PermissionDenied("Only staff can change corpora.")
         return view(request, *args, **kwargs)
 

@@ -9,7 +9,8 @@ from django.db.models import ProtectedError
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
-from documents import services
+from documents import permissions, services
+from documents.errors import DomainError
 from documents.models import Document
 from documents.parsing import SUPPORTED_EXTENSIONS
 from documents.selectors import (
@@ -18,7 +19,6 @@ from documents.selectors import (
     corpus_progress,
     document_get_for_user,
 )
-from groundedqa_site.api import ClientError
 from ui import selectors
 from ui.forms import CorpusCreateForm
 from ui.views.common import paginate, querystring_without_page, staff_required
@@ -29,7 +29,7 @@ from ui.views.common import paginate, querystring_without_page, staff_required
 def corpora(request):
     teams = selectors.teams_for_user(request.user)
     form = None
-    if request.user.is_staff:
+    if permissions.can_manage_corpora(request.user):
         form = CorpusCreateForm(request.POST or None, teams=teams)
         if request.method == "POST" and form.is_valid():
             try:
@@ -39,7 +39,7 @@ def corpora(request):
                     description=form.cleaned_data["description"],
                     actor=request.user,
                 )
-            except ClientError as exc:
+            except DomainError as exc:
                 form.add_error("name", str(exc))
             else:
                 messages.success(request, f"Corpus {corpus.name} created. Upload its files below.")

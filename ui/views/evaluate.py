@@ -7,7 +7,7 @@ from django.http import JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
-from groundedqa_site.api import ClientError
+from documents.errors import DomainError
 from review import selectors as review_selectors
 from review.models import EvaluationRun
 from review.services.evaluation import evaluation_run_create
@@ -33,7 +33,7 @@ def evaluate(request):
                 split=data["split"],
                 limit=data["limit"],
             )
-        except ClientError as exc:
+        except DomainError as exc:
             form.add_error(None, str(exc))
         else:
             return redirect("evaluation-run", pk=run.pk)

@@ -15,12 +15,15 @@ from ui.views.common import LIST_DEFERRED, paginate, querystring_without_page
 @require_GET
 def history(request):
     form = HistorySearchForm(request.GET or None, user=request.user)
-    search, corpus = "", None
+    search, corpus, origin = "", None, "asked"
     if form.is_bound and form.is_valid():
         search = form.cleaned_data["q"].strip()
         corpus = form.cleaned_data["corpus"]
+        origin = form.cleaned_data["origin"] or "asked"
     # A list needs none of the per-question job JSON (traces run to tens of kB each).
-    questions = question_history(request.user, search=search, corpus=corpus).defer(*LIST_DEFERRED)
+    questions = question_history(request.user, search=search, corpus=corpus, origin=origin).defer(
+        *LIST_DEFERRED
+    )
     page = paginate(request, questions)
     return render(
         request,

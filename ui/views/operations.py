@@ -11,6 +11,7 @@ from django.shortcuts import render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
+from documents import permissions
 from ui import operations
 
 
@@ -18,7 +19,7 @@ from ui import operations
 @login_required
 @require_GET
 def operations_page(request):
-    if not request.user.is_staff:
+    if not permissions.can_read_operations(request.user):
         raise PermissionDenied("Only staff can see the operations page.")
     state = operations.snapshot()
     if request.GET.get("format") == "json":

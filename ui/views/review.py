@@ -4,17 +4,14 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db import transaction
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
-from documents.selectors import document_sentences, documents_for_user
-from groundedqa_site.api import ClientError
-from qa.selectors import question_get_for_user
+from documents.errors import DomainError
 from review import selectors as review_selectors
+from review.errors import ReviewConflict
 from review.services import benchmarks as benchmark_services
-from review.services import gold as gold_services
 from review.services import reviews as review_services
 from ui import selectors
 from ui.forms import AcceptForm, CorrectionForm, FlagForm, GoldFromAnswerForm, ReviewQueueFilterForm
@@ -34,6 +31,7 @@ def review_queue(request):
             "corpus": form.cleaned_data["corpus"].pk if form.cleaned_data["corpus"] else None,
             "preset": form.cleaned_data["preset"] or None,
             "least_confident_first": form.cleaned_data["order"] == "confidence",
+            "origin": form.cleaned_data["origin"] or "asked",
         }
     answers = review_selectors.review_queue(request.user, **filters).defer(
         "retrieved_documents", "question__trace", "question__config"
@@ -58,61 +56,42 @@ def _editor_rows(content) -> list[dict]:
 
 
 def _review_page(request, answer, *, forms=None, status=200):
-    question = question_get_for_user(request.user, answer.question_id)
-    corpus = question.corpus
-    history = list(review_selectors.review_history(answer))
-    version = len(history)
-    content = review_selectors.answer_current_content(answer)
-    cited_ids = [c.document_external_id for s in content.sentences for c in s.citations]
-    retrieved = list(answer.retrieved_documents or [])[:10]
-    pks = selectors.document_pks(request.user, corpus, cited_ids + retrieved)
-    # The viewer panel: the document asked for, else the first cited, else the top retrieved one.
-    panel_choices = [(eid, pks[eid]) for eid in dict.fromkeys(cited_ids + retrieved) if eid in pks]
-    panel_document = None
-    requested = request.GET.get("doc", "")
-    if requested.isdigit():
-        panel_document = documents_for_user(request.user).filter(pk=int(requested), corpus=corpus).first()
-    if panel_document is None and panel_choices:
-        panel_document = documents_for_user(request.user).filter(pk=panel_choices[0][1]).first()
-    panel_sentences = list(document_sentences(panel_document)) if panel_document else []
-    cited_sentence_ids = {c.sentence_id for s in content.sentences for c in s.citations if c.sentence_id}
-
+    page = selectors.review_page(request.user, answer, requested_document=request.GET.get("doc", ""))
     forms = forms or {}
-    initial = {"base_version": version}
-    correction = forms.get("correct") or CorrectionForm(initial={**initial, "refused": content.refused})
-    editor_rows = correction.rows if correction.is_bound else _editor_rows(content)
-    benchmarks = review_selectors.benchmarks_for_user(request.user).filter(corpus=corpus)
-    latest = history[-1] if history else None
+    initial = {"base_version": page.version}
+    correction = forms.get("correct") or CorrectionForm(initial={**initial, "refused": page.content.refused})
+    editor_rows = correction.rows if correction.is_bound else _editor_rows(page.content)
+    corrected = page.content.correction_version is not None
     return render(
         request,
         "ui/review.html",
         {
             "answer": answer,
-            "question": question,
-            "generated": answer_view(question.answer),
-            "content": content_view(content, pks) if content.correction_version else None,
+            "question": page.question,
+            "generated": answer_view(page.question.answer),
+            "content": content_view(page.content, page.document_pks) if corrected else None,
             "history": [
                 {
                     "review": r,
-                    "content": content_view(review_selectors.review_content(r, answer=answer), pks)
-                    if r.action == "correct"
+                    "content": content_view(page.corrections[r.pk], page.document_pks)
+                    if r.pk in page.corrections
                     else None,
                 }
-                for r in history
+                for r in page.history
             ],
-            "version": version,
-            "latest": latest,
+            "version": page.version,
+            "latest": page.latest,
             "accept_form": forms.get("accept") or AcceptForm(initial=initial),
             "flag_form": forms.get("flag") or FlagForm(initial=initial),
             "correction_form": correction,
             "editor_rows": editor_rows or [{"text": "", "cites": ""}],
-            "gold_form": forms.get("gold") or GoldFromAnswerForm(benchmarks=benchmarks),
-            "can_add_to_benchmark": latest is not None and latest.action in ("accept", "correct"),
-            "gold_cases": selectors.gold_cases_from_answer(answer),
-            "panel_document": panel_document,
-            "panel_sentences": panel_sentences,
-            "panel_choices": panel_choices,
-            "cited_sentence_ids": cited_sentence_ids,
+            "gold_form": forms.get("gold") or GoldFromAnswerForm(benchmarks=page.benchmarks),
+            "can_add_to_benchmark": page.latest is not None and page.latest.action in ("accept", "correct"),
+            "gold_cases": page.gold_cases,
+            "panel_document": page.panel_document,
+            "panel_sentences": page.panel_sentences,
+            "panel_choices": page.panel_choices,
+            "cited_sentence_ids": page.cited_sentence_ids,
             "conflict": forms.get("conflict"),
         },
         status=status,
@@ -163,14 +142,14 @@ def review_answer(request, pk: int):
                 comment=data["comment"],
                 refused=data["refused"],
             )
-    except review_services.ReviewConflict as conflict:
+    except ReviewConflict as conflict:
         # Keep what the reviewer typed, on the version they have now seen.
         fresh = request.POST.copy()
         fresh["base_version"] = str(conflict.current_version)
         return _review_page(
             request, answer, forms={action: form_class(fresh), "conflict": conflict}, status=409
         )
-    except ClientError as exc:
+    except DomainError as exc:
         form.add_error(None, str(exc))
         return _review_page(request, answer, forms={action: form}, status=400)
     messages.success(
@@ -187,19 +166,16 @@ def _add_to_benchmark(request, answer):
         return _review_page(request, answer, forms={"gold": form}, status=400)
     data = form.cleaned_data
     try:
-        # One transaction: a new benchmark is not left behind when the case is refused.
-        with transaction.atomic():
-            if data["new_benchmark"]:
-                benchmark = benchmark_services.benchmark_create(
-                    name=data["new_benchmark"], corpus=corpus, user=request.user
-                )
-            else:
-                benchmark = benchmarks.get(name=data["benchmark"])
-            case = gold_services.gold_case_from_answer(
-                answer=answer, benchmark=benchmark, split=data["split"], user=request.user
-            )
-    except ClientError as exc:
+        case = benchmark_services.gold_case_add(
+            benchmark_name=data["new_benchmark"] or data["benchmark"],
+            new=bool(data["new_benchmark"]),
+            corpus=corpus,
+            split=data["split"],
+            user=request.user,
+            answer=answer,
+        )
+    except DomainError as exc:
         form.add_error(None, str(exc))
         return _review_page(request, answer, forms={"gold": form}, status=400)
-    messages.success(request, f"Added to benchmark {benchmark.name} as {case.split}/{case.case_id}.")
+    messages.success(request, f"Added to benchmark {case.benchmark.name} as {case.split}/{case.case_id}.")
     return redirect(reverse("review-answer", args=[answer.pk]) + "#benchmark")

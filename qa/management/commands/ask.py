@@ -1,4 +1,4 @@
-"""python manage.py ask --corpus NAME [--preset P] [--json] "QUESTION" (runs in this process)."""
+"""python manage.py ask --corpus NAME --user NAME [--preset P] [--json] "QUESTION" (runs in this process)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,9 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from documents.errors import DomainError
+from documents.management.users import command_user
 from documents.models import Corpus
-from groundedqa_site.api import ClientError
 from qa import presets, services
 
 
@@ -18,18 +19,25 @@ class Command(BaseCommand):
         parser.add_argument("question")
         parser.add_argument("--corpus", required=True)
         parser.add_argument(
+            "--user",
+            help="Username the question is asked as; it shows in that user's history. Required.",
+        )
+        parser.add_argument(
             "--preset", default=None, choices=presets.PRESET_NAMES, help="Default: QA_DEFAULT_PRESET."
         )
         parser.add_argument("--json", action="store_true", help="Print the answer as JSON.")
 
     def handle(self, *args, **options):
+        user = command_user(options["user"], acts="the question is asked as that user")
         corpus = Corpus.objects.filter(name=options["corpus"]).first()
         if corpus is None:
             names = ", ".join(Corpus.objects.values_list("name", flat=True)) or "none yet"
             raise CommandError(f"No corpus named {options['corpus']!r} (corpora: {names}).")
         try:
-            question = services.answer_now(corpus=corpus, text=options["question"], preset=options["preset"])
-        except ClientError as exc:
+            question = services.answer_now(
+                user=user, corpus=corpus, text=options["question"], preset=options["preset"]
+            )
+        except DomainError as exc:
             raise CommandError(str(exc)) from exc
         if question.status != question.Status.DONE:
             raise CommandError(f"The question failed: {question.error}")

@@ -12,8 +12,8 @@ import sys
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
+from documents.errors import DomainError
 from documents.models import Corpus
-from groundedqa_site.api import ClientError
 from qa import presets, services
 
 HELP = """Type a question and press Enter. Follow-ups use the earlier turns.
@@ -65,7 +65,7 @@ class Command(BaseCommand):
             return self.command(line)
         try:
             question = self.session.ask(line)
-        except ClientError as exc:  # a refused question (too long, corpus not ready) ends no session
+        except DomainError as exc:  # a refused question (too long, corpus not ready) ends no session
             self.stderr.write(f"Not asked: {exc}")
             return True
         self.stdout.write(format_turn(question))

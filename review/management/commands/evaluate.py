@@ -1,11 +1,12 @@
-"""python manage.py evaluate --benchmark NAME [--preset P|all] [--split S] [--json OUT] [--limit N]
+"""python manage.py evaluate --user NAME --benchmark NAME [--preset P|all] [--split S] [--json OUT]
+    [--limit N]
 python manage.py evaluate --compare RUN_A RUN_B
 
 Runs every case of the benchmark through each preset in this process (one
 EvaluationRun per preset, kept for --compare and the API), with a progress
-bar, and prints the metrics. On analyst-bench's train split the table has the
-report's layout: the published numbers, the report's own outputs re-scored by
-the same metric code in this run, and ours.
+bar, and prints the metrics table (``review.evaluation.report.results_table``:
+on analyst-bench's train split the report's layout, with the published
+numbers, the report's own outputs re-scored by the same metric code, and ours).
 """
 
 from __future__ import annotations
@@ -14,31 +15,17 @@ import json
 from pathlib import Path
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from groundedqa_site.api import ClientError
+from documents.errors import DomainError
+from documents.management.users import command_user
 from qa.presets import default_preset
 from review import selectors
-from review.evaluation import reference
 from review.evaluation.compare import compare_results, format_comparison
-from review.evaluation.report import COLUMNS, REPORT_COLUMNS, format_comparison_table
+from review.evaluation.report import results_table
 from review.models import Benchmark, EvaluationRun
 from review.services import evaluation as service
-
-WIDE_COLUMNS = (
-    "recall_at_1",
-    "recall_at_5",
-    "mrr",
-    "citation_f1",
-    "evidence_score",
-    "answer_token_f1",
-    "refusal_f1",
-    "jafs",
-    "answer_score",
-    "combined",
-)
 
 
 class Command(BaseCommand):
@@ -57,7 +44,9 @@ class Command(BaseCommand):
             "--json", type=Path, dest="json_out", help='Write {"metrics", "cases", "preset"} here.'
         )
         parser.add_argument("--convention", choices=list(service.CONVENTIONS), default="report")
-        parser.add_argument("--user", help="Username the questions are asked as (default: none).")
+        parser.add_argument(
+            "--user", help="Username the run and its questions belong to (required to run; none is created)."
+        )
         parser.add_argument("--compare", nargs=2, type=int, metavar=("RUN_A", "RUN_B"))
 
     def handle(self, *args, **options):
@@ -65,6 +54,7 @@ class Command(BaseCommand):
             return self._compare(*options["compare"])
         if not options["benchmark"]:
             raise CommandError("Give --benchmark NAME (or --compare RUN_A RUN_B).")
+        user = command_user(options["user"], acts="the evaluation run and its questions belong to that user")
         benchmark = Benchmark.objects.filter(name=options["benchmark"]).select_related("corpus").first()
         if benchmark is None:
             raise CommandError(f"No benchmark named {options['benchmark']!r}.")
@@ -72,11 +62,10 @@ class Command(BaseCommand):
         preset = options["preset"] or default_preset()
         try:
             presets = list(service.preset_names()) if preset == "all" else [preset]
-        except ClientError as exc:
+        except DomainError as exc:
             raise CommandError(str(exc)) from exc
         if preset == "all":
             presets = self._skip_presets_needing_an_llm(presets)
-        user = self._user(options["user"])
         runs = [self._run(benchmark, name, options, user, answer_fn) for name in presets]
         # A run that answered nothing measured the setup (no LLM, say), not the preset.
         ours = {run.preset: run.metrics for run in runs if run.status == EvaluationRun.Status.DONE}
@@ -110,18 +99,10 @@ class Command(BaseCommand):
                 kept.append(name)
         return kept
 
-    def _user(self, username: str | None):
-        if not username:
-            return None
-        user = get_user_model().objects.filter(username=username).first()
-        if user is None:
-            raise CommandError(f"No user named {username!r}.")
-        return user
-
     def _run(self, benchmark, preset, options, user, answer_fn) -> EvaluationRun:
         try:
             config = service.preset_config(preset)
-        except ClientError as exc:
+        except DomainError as exc:
             if answer_fn is None:
                 raise CommandError(str(exc)) from exc
             config = {"name": preset}  # an injected answer function brings its own pipeline
@@ -136,7 +117,7 @@ class Command(BaseCommand):
                 config=config,
                 enqueue=False,
             )
-        except ClientError as exc:
+        except DomainError as exc:
             raise CommandError(str(exc)) from exc
         extra = {} if "judge" not in options else {"judge": options["judge"]}
         with tqdm(total=run.progress_total, desc=preset, unit="case", disable=None) as bar:
@@ -150,18 +131,16 @@ class Command(BaseCommand):
         return run
 
     def _table(self, benchmark: Benchmark, ours: dict, split: str | None) -> str:
-        title = f"{benchmark.name} v{benchmark.version}, split {split or 'all'}"
-        if benchmark.source_format == "analyst-bench" and split == "train":
-            source = Path(benchmark.source_path)
-            data_dir = source.parent if source.name == "analyst-bench" else None
-            try:
-                rescored = reference.rescore_reference("train", data_dir=data_dir)
-            except (OSError, ValueError) as exc:
-                self.stderr.write(f"warning: the report's outputs could not be re-scored: {exc}")
-                rescored = {}
-            return format_comparison_table(rescored, ours, title=f"{title} (the report's table layout)")
-        columns = [key for key in WIDE_COLUMNS if key in COLUMNS] or list(REPORT_COLUMNS)
-        return format_comparison_table(ours=ours, published={}, columns=columns, title=title)
+        table = results_table(
+            ours,
+            title=f"{benchmark.name} v{benchmark.version}, split {split or 'all'}",
+            source_format=benchmark.source_format,
+            source_path=benchmark.source_path,
+            split=split,
+        )
+        for warning in table.warnings:
+            self.stderr.write(f"warning: {warning}")
+        return table.text
 
     def _payload(self, run: EvaluationRun) -> dict:
         cases = [

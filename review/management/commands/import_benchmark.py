@@ -13,10 +13,10 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from documents.errors import DomainError
 from documents.management.embedding import embed_in_process, failed_documents, wait_for_workers
 from documents.models import Corpus, Document
 from documents.parsing import ParseError
-from groundedqa_site.api import ClientError
 from review.benchmark_files import read_analyst_bench, read_cases_jsonl, read_clapnq
 from review.models import Benchmark
 from review.services.benchmarks import benchmark_import
@@ -78,7 +78,7 @@ class Command(BaseCommand):
                 source_path=str(paths[0].resolve()),
                 enqueue=not options["in_process"],
             )
-        except ClientError as exc:
+        except DomainError as exc:
             raise CommandError(f"{exc} Nothing was imported.") from exc
         to_embed = result.documents_to_embed
         self.stdout.write(

@@ -1,6 +1,6 @@
 from review.evaluation import EvaluationResult
 from review.evaluation.reference import CONFIGURATION_LABELS, CONFIGURATIONS
-from review.evaluation.report import format_comparison_table
+from review.evaluation.report import format_comparison_table, results_table
 
 
 def _lines_for(table, label):
@@ -75,3 +75,34 @@ def test_extra_columns_and_title():
     assert lines[1].split()[-2:] == ["evidence", "ROUGE-L"]
     strong = _lines_for(table, "LLM only (llm-only)")
     assert strong[1].split()[-2:] == ["0.080", "0.123"]
+
+
+def test_a_benchmark_the_report_never_scored_gets_our_numbers_in_wide_columns():
+    table = results_table(
+        {"default": {"recall_at_1": 0.5, "mrr": 0.625, "jafs": 1.0}},
+        title="harbor v3, split dev",
+        source_format="analyst-bench",
+        split="dev",
+    )
+    header = table.text.splitlines()[1].split()
+    assert {"MRR", "JAFS", "evidence"} <= set(header)
+    assert "published" not in table.text and "50.0%" in table.text and "0.625" in table.text
+    assert table.warnings == ()
+
+
+def test_analyst_bench_train_without_the_reports_outputs_keeps_published_and_ours_and_warns(tmp_path):
+    missing = tmp_path / "analyst-bench"
+    missing.mkdir()
+    table = results_table(
+        {"bm25": {"recall_at_1": 0.667}},
+        title="ab v1, split train",
+        source_format="analyst-bench",
+        source_path=str(missing),
+        split="train",
+    )
+    assert "the report's table layout" in table.text
+    lines = table.text.splitlines()
+    bm25 = next(i for i, line in enumerate(lines) if line.startswith("BM25 baseline (bm25)"))
+    assert lines[bm25].split()[3:5] == ["published", "54.2%"]
+    assert lines[bm25 + 1].split()[:2] == ["ours", "66.7%"]
+    assert len(table.warnings) == 1 and "could not be re-scored" in table.warnings[0]
