@@ -4,9 +4,10 @@ Pure Python: nothing here imports Django, so ingestion services, management
 commands and benchmark importers share it and it is tested without a database.
 """
 
+from qa.pipeline.segment import MAX_SENTENCE_CHARS, segment
+
 from .benchmarks import analyst_bench_gold_ids, clapnq_passage_id, iter_analyst_bench_corpus, iter_clapnq
 from .formats import SUPPORTED_EXTENSIONS, parse_bytes
-from .segment import MAX_SENTENCE_CHARS, segment
 from .types import EmptyDocument, ParsedDocument, ParsedSentence, ParseError, UnsupportedFileType
 from .windows import sentence_windows
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import datetime
 from collections.abc import Sequence
 
-from .segment import segment
+from qa.pipeline.segment import segment
+
 from .types import EmptyDocument, ParsedDocument, ParsedSentence
 
 TITLE_MAX_CHARS = 120

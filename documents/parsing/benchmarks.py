@@ -15,11 +15,12 @@ from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from qa.pipeline.segment import segment
+
 from .assemble import TITLE_MAX_CHARS, document_from_sentences, document_from_text, shorten
 from .formats import parse_bytes
 from .jsonl import jsonl_file
 from .plaintext import decode_text
-from .segment import segment
 from .types import ParsedDocument, ParseError
 
 _DATE_IN_NAME = re.compile(r"(\d{4})[-_](\d{2})[-_](\d{2})")

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from documents.parsing.segment import segment
+from qa.pipeline.segment import segment
 
 STOPWORDS = frozenset(
     """

@@ -165,16 +165,7 @@ def benchmark_import(
     """
     with transaction.atomic():
         corpus = _corpus(corpus_name, team_name)
-        benchmark = Benchmark.objects.filter(name=name).first()
-        if benchmark is None:
-            benchmark = benchmark_create(
-                name=name, corpus=corpus, user=user, source_format=source_format, source_path=str(source_path)
-            )
-        elif benchmark.corpus_id != corpus.pk:
-            raise BenchmarkCorpusMismatch(
-                f"Benchmark {name!r} is on corpus {benchmark.corpus.name!r}, not {corpus.name!r}."
-            )
-        benchmark = lock_benchmark(benchmark)
+        benchmark = lock_benchmark(_import_target(name, corpus, user, source_format, source_path))
         filename = Path(source_path).name if source_path else ""
         staged = [
             document_stage(
@@ -187,36 +178,9 @@ def benchmark_import(
             )
             for document in plan.documents
         ]
-        existing = {
-            (case.split, case.case_id): case
-            for case in GoldCase.objects.select_for_update().filter(benchmark=benchmark)
-        }
-        new = [spec for spec in plan.cases if (spec.split, spec.case_id) not in existing]
-        changed = [
-            (existing[spec.split, spec.case_id], spec)
-            for spec in plan.cases
-            if (spec.split, spec.case_id) in existing
-            and any(
-                getattr(existing[spec.split, spec.case_id], k) != v for k, v in _case_fields(spec).items()
-            )
-        ]
-        if new or changed:
-            version = bump_version(benchmark)
-            note = f"imported from {filename or source_format}"
-            for spec in new:
-                case = GoldCase.objects.create(
-                    benchmark=benchmark,
-                    corpus=corpus,
-                    case_id=spec.case_id,
-                    provenance=GoldCase.Provenance.IMPORTED,
-                    metadata=spec.metadata,
-                    created_by=user,
-                    **_case_fields(spec),
-                )
-                record_revision(case, benchmark_version=version, user=user, note=note)
-            for case, spec in changed:
-                case.metadata = spec.metadata
-                apply_changes(case, _case_fields(spec), benchmark_version=version, user=user, note=note)
+        new, changed = _write_cases(
+            benchmark, corpus, plan, user=user, note=f"imported from {filename or source_format}"
+        )
         if source_path and benchmark.source_path != str(source_path)[:1000]:
             benchmark.source_format, benchmark.source_path = source_format, str(source_path)[:1000]
             benchmark.save(update_fields=["source_format", "source_path", "updated_at"])
@@ -228,3 +192,55 @@ def benchmark_import(
         unchanged=len(plan.cases) - len(new) - len(changed),
         staged=staged,
     )
+
+
+def _import_target(name: str, corpus: Corpus, user, source_format: str, source_path: str) -> Benchmark:
+    """The benchmark an import writes to: created on ``corpus``, or the existing one if it is on it."""
+    benchmark = Benchmark.objects.filter(name=name).first()
+    if benchmark is None:
+        return benchmark_create(
+            name=name, corpus=corpus, user=user, source_format=source_format, source_path=str(source_path)
+        )
+    if benchmark.corpus_id != corpus.pk:
+        raise BenchmarkCorpusMismatch(
+            f"Benchmark {name!r} is on corpus {benchmark.corpus.name!r}, not {corpus.name!r}."
+        )
+    return benchmark
+
+
+def _write_cases(
+    benchmark: Benchmark, corpus: Corpus, plan: ImportPlan, *, user, note: str
+) -> tuple[list, list]:
+    """Create the plan's new cases and revise the changed ones under one new benchmark version.
+
+    Returns (new specs, (case, spec) pairs changed); an import that changes nothing bumps nothing.
+    """
+    existing = {
+        (case.split, case.case_id): case
+        for case in GoldCase.objects.select_for_update().filter(benchmark=benchmark)
+    }
+    new = [spec for spec in plan.cases if (spec.split, spec.case_id) not in existing]
+    changed = [
+        (existing[spec.split, spec.case_id], spec)
+        for spec in plan.cases
+        if (spec.split, spec.case_id) in existing
+        and any(getattr(existing[spec.split, spec.case_id], k) != v for k, v in _case_fields(spec).items())
+    ]
+    if not (new or changed):
+        return new, changed
+    version = bump_version(benchmark)
+    for spec in new:
+        case = GoldCase.objects.create(
+            benchmark=benchmark,
+            corpus=corpus,
+            case_id=spec.case_id,
+            provenance=GoldCase.Provenance.IMPORTED,
+            metadata=spec.metadata,
+            created_by=user,
+            **_case_fields(spec),
+        )
+        record_revision(case, benchmark_version=version, user=user, note=note)
+    for case, spec in changed:
+        case.metadata = spec.metadata
+        apply_changes(case, _case_fields(spec), benchmark_version=version, user=user, note=note)
+    return new, changed
