@@ -50,17 +50,18 @@ class GroundedQASchema(AutoSchema):
 
     def _map_serializer_field(self, field, direction, bypass_extensions=False):
         schema = super()._map_serializer_field(field, direction, bypass_extensions)
-        # DRF refuses "" and, trimming first, "   " for a CharField without allow_blank;
-        # say so, so a client (and schemathesis) knows such a value is invalid.
-        if (
-            direction == "request"
-            and isinstance(field, serializers.CharField)
-            and not field.allow_blank
-            and schema.get("type") == "string"
-        ):
+        # DRF's CharField refuses NUL characters always, and without allow_blank also ""
+        # (and, trimming first, "   "); say so, so a client (and schemathesis) knows.
+        if direction != "request" or not isinstance(field, serializers.CharField):
+            return schema
+        if schema.get("type") != "string" or "enum" in schema or "pattern" in schema:
+            return schema
+        if field.allow_blank:
+            schema["pattern"] = r"^[^\x00]*$"
+        else:
             schema.setdefault("minLength", 1)
-            if field.trim_whitespace:
-                schema.setdefault("pattern", r"\S")
+            visible = r"[^\x00\s]" if field.trim_whitespace else r"[^\x00]"
+            schema["pattern"] = rf"^[^\x00]*{visible}[^\x00]*$"
         return schema
 
     def _document(self, responses: dict, code: str, body, description: str) -> None:
