@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import Q
 from django.utils import timezone
 
 from audit.models import AuditEvent
@@ -75,14 +75,7 @@ def corpus_create(*, name: str, team: Team, description: str = "", actor=None) -
         raise CorpusExists(f"A corpus named {name!r} already exists.")
     with transaction.atomic():
         corpus = Corpus.objects.create(name=name, team=team, description=description)
-        audit_record(
-            actor=actor,
-            action=AuditEvent.Action.CORPUS_CREATE,
-            target_type="corpus",
-            target_id=corpus.pk,
-            target_label=corpus.name,
-            team_id=team.pk,
-        )
+        _audit_corpus(actor, AuditEvent.Action.CORPUS_CREATE, corpus)
     return corpus
 
 
@@ -257,10 +250,7 @@ def _claim(document_id: int, expected_hash: str) -> str | None:
         status=Document.Status.PARSING,
         progress=0,
         updated_at=now,
-        lease_owner=owner,
-        lease_expires_at=jobs.lease_until(now),
-        attempts=F("attempts") + 1,
-        resend_at=None,
+        **jobs.lease_taken(owner, now),
     )
     return owner if claimed else None
 
@@ -472,6 +462,18 @@ def documents_reap(*, now=None) -> int:
     return touched
 
 
+def _audit_corpus(actor, action: str, corpus: Corpus, detail: dict | None = None) -> None:
+    audit_record(
+        actor=actor,
+        action=action,
+        target_type="corpus",
+        target_id=corpus.pk,
+        target_label=corpus.name,
+        team_id=corpus.team_id,
+        detail=detail,
+    )
+
+
 def _audit_document(actor, action: str, document: Document, detail: dict | None = None) -> None:
     audit_record(
         actor=actor,
@@ -494,13 +496,5 @@ def document_delete(*, document: Document, actor=None) -> None:
 
 def corpus_delete(*, corpus: Corpus, actor=None) -> None:
     with transaction.atomic():
-        audit_record(
-            actor=actor,
-            action=AuditEvent.Action.CORPUS_DELETE,
-            target_type="corpus",
-            target_id=corpus.pk,
-            target_label=corpus.name,
-            team_id=corpus.team_id,
-            detail={"documents": corpus.documents.count()},
-        )
+        _audit_corpus(actor, AuditEvent.Action.CORPUS_DELETE, corpus, {"documents": corpus.documents.count()})
         corpus.delete()

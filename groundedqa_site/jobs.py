@@ -63,6 +63,17 @@ def lease_until(now: datetime | None = None) -> datetime:
     return (now or timezone.now()) + timedelta(seconds=settings.JOB_LEASE_SECONDS)
 
 
+def lease_taken(owner: str, now: datetime) -> dict:
+    """The columns a claim's conditional UPDATE sets besides the job's own status: the lease
+    to ``owner``, one more attempt, and no pending resend."""
+    return {
+        "lease_owner": owner,
+        "lease_expires_at": lease_until(now),
+        "attempts": models.F("attempts") + 1,
+        "resend_at": None,
+    }
+
+
 def retry_at(attempt: int, now: datetime | None = None) -> datetime:
     """When a job that failed transiently on its ``attempt``-th try runs again (exponential, jittered)."""
     base = settings.JOB_RETRY_BACKOFF_SECONDS * 2 ** max(attempt - 1, 0)

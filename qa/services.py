@@ -18,7 +18,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import DatabaseError, transaction
-from django.db.models import F, Q
+from django.db.models import Q
 from django.utils import timezone
 
 from documents.models import Corpus, Document, Sentence
@@ -179,10 +179,7 @@ def _claim(question_id: int, *, waiting_stage: str, stage: str) -> Question | No
         status=Question.Status.RUNNING,
         stage=stage,
         started_at=now,
-        lease_owner=jobs.new_owner(),
-        lease_expires_at=jobs.lease_until(now),
-        resend_at=None,
-        attempts=F("attempts") + 1,
+        **jobs.lease_taken(jobs.new_owner(), now),
     )
     if not claimed:
         logger.info("question %s is not waiting for %s: taken, finished or deleted", question_id, stage)

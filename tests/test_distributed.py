@@ -13,13 +13,12 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, wait_for
 
 pytestmark = pytest.mark.distributed
 
@@ -37,16 +36,6 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _wait(predicate, *, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.5)
-    pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}")
-
-
 @pytest.fixture
 def redis_url():
     binary = shutil.which("redis-server")
@@ -59,7 +48,7 @@ def redis_url():
     )
     url = f"redis://127.0.0.1:{port}/0"
     try:
-        _wait(lambda: _accepts(port), timeout=30, what="redis-server to accept connections")
+        wait_for(lambda: _accepts(port), timeout=30, message="redis-server to accept connections")
         yield url
     finally:
         server.terminate()
@@ -175,27 +164,27 @@ def test_upload_embed_and_answer_through_redis_and_a_separate_postgres(redis_url
         api = httpx.Client(
             base_url=f"http://127.0.0.1:{port}", headers={"Authorization": f"Token {token}"}, timeout=30
         )
-        _wait(lambda: _accepts(port), timeout=120, what="gunicorn to listen")
+        wait_for(lambda: _accepts(port), timeout=120, message="gunicorn to listen")
         assert api.get("/readyz").json() == {"status": "ready"}
         uploaded = api.post(
             f"/api/corpora/{corpus_id}/documents/", files={"files": ("harbor.txt", REPORT.encode())}
         )
         assert uploaded.status_code == 202, uploaded.text
         status_url = uploaded.json()["documents"][0]["status_url"]
-        document = _wait(
+        document = wait_for(
             lambda: (d := api.get(status_url).json())["status"] in ("ready", "failed") and d,
             timeout=240,
-            what="the worker to embed the upload",
+            message="the worker to embed the upload",
         )
         assert document["status"] == "ready", document
         asked = api.post(
             "/api/questions/", json={"corpus": corpus_id, "question": "How many staff did the port employ?"}
         )
         assert asked.status_code == 202, asked.text
-        question = _wait(
+        question = wait_for(
             lambda: (q := api.get(asked.json()["status_url"]).json())["status"] in ("done", "failed") and q,
             timeout=240,
-            what="the worker to answer",
+            message="the worker to answer",
         )
         assert question["status"] == "done", question
         cited = [c["text"] for s in question["answer"]["sentences"] for c in s["citations"]]

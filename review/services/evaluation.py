@@ -135,10 +135,7 @@ def _claim(run_id: int) -> str | None:
         status=EvaluationRun.Status.RUNNING,
         started_at=Coalesce("started_at", Value(now)),
         updated_at=now,
-        lease_owner=owner,
-        lease_expires_at=jobs.lease_until(now),
-        attempts=F("attempts") + 1,
-        resend_at=None,
+        **jobs.lease_taken(owner, now),
     )
     return owner if claimed else None
 
