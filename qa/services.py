@@ -141,8 +141,12 @@ def answer_now_with_run(
     preset: str | None = None,
     conversation=None,
     is_evaluation: bool = False,
+    history: Sequence[tuple[str, str]] | None = None,
 ) -> tuple[Question, PipelineRun | None]:
     """``answer_now``, also returning the run (evaluation scores it; None when no stage was claimed).
+
+    ``history``: earlier (question, answer) turns that were never asked here (a
+    benchmark's conversation); by default, the conversation's own questions.
 
     The pipeline is built once and the ranking handed straight from retrieval
     to generation: no JSON round trip and one corpus index, unlike two tasks.
@@ -159,7 +163,7 @@ def answer_now_with_run(
     )
     run = None
     # In process, a transient failure is not put back in the queue: the caller is waiting.
-    retrieved = _retrieve(question.pk, retry=False)
+    retrieved = _retrieve(question.pk, retry=False, history=history)
     if retrieved is not None:
         pipeline, run, ranked = retrieved
         claimed = _claim(question.pk, waiting_stage="generation", stage="generation")
@@ -290,21 +294,26 @@ def question_retrieve(*, question_id: int, retry: bool = True) -> bool:
 Retrieved = tuple[Pipeline, PipelineRun, tuple[ScoredPassage, ...]]
 
 
-def _retrieve(question_id: int, *, retry: bool) -> Retrieved | None:
+def _retrieve(
+    question_id: int, *, retry: bool, history: Sequence[tuple[str, str]] | None = None
+) -> Retrieved | None:
     """Stage 1; the pipeline, the run so far and the ranking when generation should follow."""
     question = _claim(question_id, waiting_stage="", stage="retrieval")
     if question is None:
         return None
     with jobs.heartbeat(Question, question.pk, question.lease_owner):
-        return _retrieve_claimed(question, retry=retry)
+        return _retrieve_claimed(question, retry=retry, history=history)
 
 
-def _retrieve_claimed(question: Question, *, retry: bool) -> Retrieved | None:
+def _retrieve_claimed(
+    question: Question, *, retry: bool, history: Sequence[tuple[str, str]] | None = None
+) -> Retrieved | None:
     question_id = question.pk
     run = PipelineRun(question=question.text, preset=question.preset)
     try:
         pipeline = _pipeline(question)
-        history = _conversation_history(question)
+        if history is None:
+            history = _conversation_history(question)
         started = time.perf_counter()
         standalone = runner.standalone_question(question.text, history, llm=pipeline.llm)
         run = replace(run, standalone=standalone).timed(rewrite=time.perf_counter() - started)

@@ -11,11 +11,20 @@ Formats:
 - ``clapnq``: CLAPNQ JSONL files; the pooled passages become the corpus and
   each question's gold evidence is its ``selected_sentences``, labelled like
   the stored sentences (their 1-based position in the passage).
+- ``mtrag-un``: MTRAG-UN's reference.jsonl; one plan per collection (govt,
+  clapnq, ibmcloud, fiqa) whose pooled reference passages are the corpus.
+  Each task is a gold case on its last user turn, the earlier turns in
+  ``metadata["conversation"]`` and its class (answerable, partial,
+  underspecified, unanswerable) in ``metadata["answerability"]``. Every
+  sentence of a reference passage is gold evidence (MTRAG marks passages, not
+  sentences). Tasks are split train/test by their conversation id's sha1, so
+  tuning on train never sees a test conversation.
 - ``jsonl``: this app's own export (one gold case a line).
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +37,7 @@ from documents.parsing import (
     iter_analyst_bench_corpus,
     iter_clapnq,
 )
+from documents.parsing.assemble import document_from_text
 from documents.parsing.jsonl import jsonl_file
 from review.evaluation import evidence_key
 from review.evaluation.reference import SPLITS, UNANSWERABLE, case_id_for
@@ -259,3 +269,93 @@ def read_cases_jsonl(path: Path) -> ImportPlan:
     if not cases:
         raise BenchmarkFileError(f"{Path(path).name} contains no cases.")
     return ImportPlan(documents=(), cases=tuple(cases))
+
+
+MTRAG_CLASSES = ("answerable", "partial", "underspecified", "unanswerable")
+
+
+def mtrag_split(conversation_id: str) -> str:
+    """A fixed half: "train" (tune on it) or "test" (report on it), by the conversation's sha1."""
+    return "train" if int(hashlib.sha1(conversation_id.encode()).hexdigest()[-1], 16) % 2 == 0 else "test"
+
+
+def mtrag_document_id(collection: str, document_id: str) -> str:
+    return f"mtrag-un/{collection}/{document_id}"
+
+
+def _mtrag_turns(record: dict, where: str) -> list[dict]:
+    turns = record.get("input")
+    if (
+        not isinstance(turns, list)
+        or not turns
+        or not all(isinstance(t, dict) and isinstance(t.get("text"), str) for t in turns)
+        or turns[-1].get("speaker") != "user"
+    ):
+        raise BenchmarkFileError(f'{where}: "input" must be a list of turns ending with the user\'s.')
+    return [{"speaker": str(t.get("speaker", "")), "text": t["text"].strip()} for t in turns]
+
+
+def _first(record: dict, key: str, where: str) -> str:
+    value = record.get(key)
+    value = value[0] if isinstance(value, list) and value else value
+    if not isinstance(value, str) or not value.strip():
+        raise BenchmarkFileError(f'{where}: "{key}" must name one value.')
+    return value.strip()
+
+
+def read_mtrag_un(path: Path) -> dict[str, ImportPlan]:
+    """MTRAG-UN's reference.jsonl (or its directory) as one import plan per collection."""
+    path = Path(path)
+    file = path / "reference.jsonl" if path.is_dir() else path
+    if not file.is_file():
+        raise BenchmarkFileError(f"{path}: no reference.jsonl; pass the mtrag-un directory or its file.")
+    documents: dict[str, dict[str, ParsedDocument]] = {}
+    cases: dict[str, list[CaseSpec]] = {}
+    for _, where, record in jsonl_file(file):
+        collection = _first(record, "Collection", where)
+        kind = _first(record, "answerability", where).lower()
+        if kind not in MTRAG_CLASSES:
+            raise BenchmarkFileError(f"{where}: unknown answerability {kind!r}.")
+        conversation_id = _string(record, "conversation_id", where)
+        turns = _mtrag_turns(record, where)
+        pool = documents.setdefault(collection, {})
+        evidence: dict[str, str] = {}
+        gold: list[str] = []
+        for context in record.get("contexts") or []:
+            doc_id = mtrag_document_id(collection, _string(context, "document_id", where))
+            if doc_id not in pool:
+                pool[doc_id] = document_from_text(
+                    _string(context, "text", where), external_id=doc_id, filename=where, source="mtrag-un"
+                )
+            gold.append(doc_id)
+            for i, sentence in enumerate(pool[doc_id].sentences):
+                evidence[evidence_key(doc_id, sentence.label or str(i + 1))] = sentence.text
+        targets = record.get("targets") or [{}]
+        cases.setdefault(collection, []).append(
+            CaseSpec(
+                case_id=f"{conversation_id}-{_string(record, 'turn', where)}",
+                split=mtrag_split(conversation_id),
+                question=turns[-1]["text"],
+                gold_documents=tuple(dict.fromkeys(gold)),
+                gold_evidence=tuple(evidence),
+                evidence_texts=evidence,
+                reference_answer=_string(_dict(targets[0]), "text", where, required=False),
+                answerable=kind != "unanswerable",
+                metadata={
+                    "answerability": kind,
+                    "conversation": turns[:-1],
+                    "collection": collection,
+                    "multi_turn": _first(record, "Multi-Turn", where),
+                    "question_type": record.get("Question Type"),
+                    "source": where,
+                },
+            )
+        )
+    if not cases:
+        raise BenchmarkFileError(f"{file.name} contains no tasks.")
+    return {
+        collection: ImportPlan(
+            documents=tuple(documents[collection].values()), cases=tuple(cases[collection])
+        )
+        for collection in sorted(cases)
+    }

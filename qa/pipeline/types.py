@@ -82,6 +82,11 @@ class Answer:
     # Calibrated probability that this answer is right (a refusal: that refusing is right);
     # None when the preset runs no confidence model.
     confidence: float | None = None
+    # One of qa.pipeline.answerability's answer kinds: "partial" (what the sources support, and
+    # ``missing`` names the rest) or "underspecified" (a clarifying question, nothing cited).
+    # "" reads as "unanswerable" for a refusal and "answerable" otherwise (runs stored before kinds).
+    kind: str = ""
+    missing: tuple[str, ...] = ()
 
     @property
     def text(self) -> str:

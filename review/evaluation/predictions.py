@@ -35,4 +35,5 @@ def prediction_from_run(case_id: str, run: PipelineRun) -> Prediction | None:
         support_score=support,
         confidence=answer.confidence,
         stage_latency=dict(run.timings),
+        kind=answer.kind or ("unanswerable" if answer.refused else "answerable"),
     )

@@ -7,6 +7,7 @@ from django.http import Http404
 
 from documents.selectors import corpora_for_user
 from review.evaluation import GoldCase as GoldValue
+from review.evaluation.classes import ClassCase
 from review.models import Benchmark, EvaluationCaseResult, EvaluationRun, GoldCase
 
 
@@ -52,6 +53,17 @@ def gold_case_get(benchmark: Benchmark, pk) -> GoldCase:
 def evaluation_case_id(case: GoldCase) -> str:
     """The case's id inside one evaluation: split-qualified, since q001 exists in every split."""
     return f"{case.split}/{case.case_id}"
+
+
+def class_cases(cases) -> list[ClassCase]:
+    """The cases' answerability classes (MTRAG-UN's), or [] when any case has none."""
+    kinds = [(case.metadata or {}).get("answerability") for case in cases]
+    if not cases or not all(kinds):
+        return []
+    return [
+        ClassCase(evaluation_case_id(case), kind, tuple(case.gold_evidence))
+        for case, kind in zip(cases, kinds, strict=True)
+    ]
 
 
 def gold_value(case: GoldCase) -> GoldValue:

@@ -37,6 +37,7 @@ from qa.services import answer_now_with_run
 from review import selectors
 from review.errors import EvaluationInvalid
 from review.evaluation import Prediction, evaluate
+from review.evaluation.classes import class_metrics
 from review.evaluation.predictions import prediction_from_run
 from review.evaluation.reference import SPLITS
 from review.models import Benchmark, EvaluationCaseResult, EvaluationRun, GoldCase
@@ -52,8 +53,24 @@ FROM_SETTINGS = object()
 AnswerFn = Callable[..., tuple[Question, PipelineRun | None]]
 
 
-def default_answer_fn(*, corpus, text: str, preset: str, user) -> tuple[Question, PipelineRun | None]:
-    return answer_now_with_run(corpus=corpus, text=text, preset=preset, user=user, is_evaluation=True)
+def default_answer_fn(
+    *, corpus, text: str, preset: str, user, history=None
+) -> tuple[Question, PipelineRun | None]:
+    return answer_now_with_run(
+        corpus=corpus, text=text, preset=preset, user=user, is_evaluation=True, history=history
+    )
+
+
+def conversation_history(case: GoldCase) -> list[tuple[str, str]]:
+    """A multi-turn case's earlier turns as (user turn, agent reply) pairs, oldest first."""
+    turns = (case.metadata or {}).get("conversation") or []
+    pairs: list[tuple[str, str]] = []
+    for turn in turns:
+        if turn.get("speaker") == "user":
+            pairs.append((turn.get("text", ""), ""))
+        elif pairs:
+            pairs[-1] = (pairs[-1][0], turn.get("text", ""))
+    return pairs
 
 
 def preset_names() -> tuple[str, ...]:
@@ -233,8 +250,14 @@ def _execute(run: EvaluationRun, answer_fn: AnswerFn, judge, on_progress) -> Eva
 def _answer_case(run: EvaluationRun, case: GoldCase, answer_fn: AnswerFn, judge) -> EvaluationCaseResult:
     question, pipeline_run, answer, error = None, None, None, ""
     try:
+        # A multi-turn case (MTRAG-UN) is asked as the follow-up it is, after its earlier turns.
+        history = conversation_history(case)
         question, pipeline_run = answer_fn(
-            corpus=case.corpus, text=case.question, preset=run.preset, user=run.created_by
+            corpus=case.corpus,
+            text=case.question,
+            preset=run.preset,
+            user=run.created_by,
+            **({"history": history} if history else {}),
         )
     except Exception as exc:  # noqa: BLE001 - one unanswered case scores as a failure; the run goes on
         logger.exception("evaluation run %s: case %s could not be answered", run.pk, case)
@@ -288,6 +311,7 @@ def prediction_from_json(case_id: str, data: dict) -> Prediction:
         answer_score=data["answer_score"],
         confidence=data.get("confidence"),  # absent from predictions stored before it existed
         stage_latency=data["stage_latency"],
+        kind=data.get("kind", ""),  # absent from predictions stored before reply kinds
     )
 
 
@@ -304,13 +328,18 @@ def _finish(run: EvaluationRun, cases: list[GoldCase]) -> EvaluationRun:
     outcome = evaluate(
         [selectors.gold_value(case) for case in cases], predictions, gold_texts, convention=run.convention
     )
+    metrics = dict(outcome.metrics)
+    classes = selectors.class_cases(cases)
+    if classes:
+        by_id = {p.case_id: p for p in predictions}
+        metrics.update({f"class_{k}": v for k, v in class_metrics(classes, by_id).items()})
     rows = {row["case_id"]: row for row in outcome.per_case}
     for case in cases:
         if case.pk in results:
             results[case.pk].metrics = rows[selectors.evaluation_case_id(case)]
     EvaluationCaseResult.objects.bulk_update(results.values(), ["metrics"])
     failed = [result for result in results.values() if not result.prediction]
-    run.metrics = outcome.metrics
+    run.metrics = metrics
     run.progress_done = len(cases)
     if failed and len(failed) == len(cases):
         # Nothing was answered (say, a preset that needs an LLM on a site without one):

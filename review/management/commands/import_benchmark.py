@@ -1,4 +1,7 @@
-"""python manage.py import_benchmark PATH --name NAME --format analyst-bench|clapnq|jsonl
+"""python manage.py import_benchmark PATH --name NAME --format analyst-bench|clapnq|mtrag-un|jsonl
+
+``mtrag-un`` writes one benchmark and one corpus per collection, named
+``NAME-<collection>`` (``--collection`` picks some).
 
 Reads and validates every file first: a malformed line stops the import with
 a message naming the file and line, and nothing is written. Then, in one
@@ -17,7 +20,7 @@ from documents.errors import DomainError
 from documents.management.embedding import embed_in_process, failed_documents, wait_for_workers
 from documents.models import Corpus, Document
 from documents.parsing import ParseError
-from review.benchmark_files import read_analyst_bench, read_cases_jsonl, read_clapnq
+from review.benchmark_files import read_analyst_bench, read_cases_jsonl, read_clapnq, read_mtrag_un
 from review.models import Benchmark
 from review.services.benchmarks import benchmark_import
 
@@ -30,7 +33,9 @@ class Command(BaseCommand):
             "paths", nargs="+", type=Path, help="analyst-bench directory, CLAPNQ files/dir, or JSONL."
         )
         parser.add_argument("--name", required=True, help="Benchmark name; created, or updated if it exists.")
-        parser.add_argument("--format", required=True, choices=["analyst-bench", "clapnq", "jsonl"])
+        parser.add_argument(
+            "--format", required=True, choices=["analyst-bench", "clapnq", "mtrag-un", "jsonl"]
+        )
         parser.add_argument(
             "--corpus", help="Corpus name (default: the benchmark's, else the benchmark name)."
         )
@@ -46,6 +51,11 @@ class Command(BaseCommand):
         parser.add_argument(
             "--split", default="dev", choices=["train", "dev", "test"], help="clapnq: the split."
         )
+        parser.add_argument(
+            "--collection",
+            action="append",
+            help="mtrag-un: import only this collection (govt, clapnq, ibmcloud, fiqa); repeatable.",
+        )
         parser.add_argument("--in-process", action="store_true", help="Embed here instead of in the workers.")
         parser.add_argument("--no-wait", action="store_true", help="Queue the documents and return.")
 
@@ -56,6 +66,8 @@ class Command(BaseCommand):
                 raise CommandError(f"{path}: no such file or directory.")
         if fmt != "clapnq" and len(paths) > 1:
             raise CommandError(f"--format {fmt} takes one path.")
+        if fmt == "mtrag-un":
+            return self._import_mtrag_un(paths[0], options)
         corpus_name = options["corpus"] or self._default_corpus(options["name"])
         try:
             if fmt == "analyst-bench":
@@ -68,14 +80,34 @@ class Command(BaseCommand):
             raise CommandError(f"{exc} Nothing was imported.") from exc
         if fmt == "jsonl":
             self._check_corpus(corpus_name, plan)
+        self._import(plan, options["name"], corpus_name, fmt, paths[0], options)
+
+    def _import_mtrag_un(self, path: Path, options) -> None:
+        if options["corpus"]:
+            raise CommandError("--format mtrag-un names each corpus NAME-<collection>; leave --corpus out.")
+        try:
+            plans = read_mtrag_un(path)
+        except ParseError as exc:
+            raise CommandError(f"{exc} Nothing was imported.") from exc
+        wanted = options["collection"] or sorted(plans)
+        unknown = sorted(set(wanted) - set(plans))
+        if unknown:
+            raise CommandError(
+                f"No collection {', '.join(unknown)} in {path}; it has {', '.join(sorted(plans))}."
+            )
+        for collection in wanted:
+            name = f"{options['name']}-{collection}"
+            self._import(plans[collection], name, name, "mtrag-un", path, options)
+
+    def _import(self, plan, name: str, corpus_name: str, fmt: str, path: Path, options) -> None:
         try:
             result = benchmark_import(
-                name=options["name"],
+                name=name,
                 plan=plan,
                 corpus_name=corpus_name,
                 team_name=options["team"],
                 source_format=fmt,
-                source_path=str(paths[0].resolve()),
+                source_path=str(path.resolve()),
                 enqueue=not options["in_process"],
             )
         except DomainError as exc:
