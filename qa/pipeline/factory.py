@@ -16,8 +16,9 @@ from dataclasses import dataclass, replace
 from qa.pipeline.answering import AnswerParts, build_answer_parts
 from qa.pipeline.answering_config import AnswerConfig
 from qa.pipeline.presets import PipelineConfig
-from qa.pipeline.protocols import LLM, CorpusIndex, Embedder
+from qa.pipeline.protocols import LLM, CorpusIndex, Embedder, Retriever
 from qa.pipeline.rerank import EvidenceReranker, Reranker
+from qa.pipeline.retrievers import RetrieverModels, build_retriever
 
 
 @dataclass(frozen=True)
@@ -42,17 +43,20 @@ class Pipeline:
     reranker: Reranker | None
     answer_parts: AnswerParts | None
     substitutions: tuple[str, ...] = ()
+    # The first-stage retriever the preset names (None: the preset does not retrieve).
+    retriever: Retriever | None = None
 
 
 def build_pipeline(config: PipelineConfig, *, index: CorpusIndex, clients: ModelClients) -> Pipeline:
     reranker, reranker_notes = _reranker(config, index, clients)
     answer_config, answer_notes = effective_answer_config(config.answer, clients.llm)
     answer_config = replace(answer_config, min_retrieval_confidence=config.min_retrieval_confidence)
-    parts = None
+    parts, retriever = None, None
     if config.retrieval is None:
         answer_notes = []  # answered by the LLM alone, or not at all: nothing stands in
     else:
         parts = build_answer_parts(answer_config, clients.embedder, clients.llm)
+        retriever = build_retriever(config.retrieval.retriever_spec, index, RetrieverModels(clients.embedder))
     return Pipeline(
         config=config,
         index=index,
@@ -61,6 +65,7 @@ def build_pipeline(config: PipelineConfig, *, index: CorpusIndex, clients: Model
         reranker=reranker,
         answer_parts=parts,
         substitutions=tuple(reranker_notes + answer_notes),
+        retriever=retriever,
     )
 
 

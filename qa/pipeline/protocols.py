@@ -19,6 +19,20 @@ class Embedder(Protocol):
         """Return one L2-normalised row per text, shape (len(texts), dim)."""
 
 
+class TokenEncoder(Protocol):
+    def encode_tokens(self, texts: Sequence[str]) -> list[np.ndarray]:
+        """One (n_tokens, dim) matrix of L2-normalised token vectors per text (late interaction)."""
+
+
+class Retriever(Protocol):
+    """A first-stage retriever over one corpus: ``qa.pipeline.retrievers`` builds them by name."""
+
+    name: str
+
+    def search(self, query: str, unit: Unit, k: int) -> list[tuple[str, float]]:
+        """(passage key, score) best first, at most ``k``; scores comparable within one call only."""
+
+
 class CrossEncoder(Protocol):
     def predict(self, pairs: Sequence[tuple[str, str]]) -> Sequence[float]:
         """Return one relevance score per (query, passage) pair; higher is better."""

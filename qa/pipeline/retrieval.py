@@ -1,4 +1,5 @@
-"""First-stage retrieval: BM25, dense or hybrid search at one unit, then optional reranking.
+"""First-stage retrieval: one named retriever (``qa.pipeline.retrievers``) or a hybrid of two at
+one unit, then optional reranking.
 
 ``retrieve`` returns every fused candidate ranked, so callers can both take
 the top passages for answering and derive a document ranking for evaluation
@@ -13,14 +14,22 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
-from qa.pipeline.fusion import fuse_minmax, fuse_rrf
-from qa.pipeline.protocols import CorpusIndex, Embedder
+from qa.pipeline.protocols import CorpusIndex, Embedder, Retriever
+from qa.pipeline.retrievers import (
+    BASE_RETRIEVERS,
+    RETRIEVER_NAMES,
+    FusedRetriever,
+    IndexDenseRetriever,
+    RetrieverModels,
+    RetrieverSpec,
+    build_retriever,
+)
 from qa.pipeline.types import ScoredPassage, Unit
 
 if TYPE_CHECKING:
     from qa.pipeline.rerank import Reranker
 
-Method = Literal["bm25", "dense", "hybrid"]
+Method = Literal["bm25", "dense", "static", "instruction-dense", "multi-vector", "hybrid"]
 Fusion = Literal["minmax", "rrf"]
 
 
@@ -29,8 +38,10 @@ class RetrievalConfig:
     """How to retrieve. The defaults, with ``rerank.EvidenceReranker``, are the configuration
     bench/retrieval_quality.py chose: 8-sentence chunks, BM25 + dense fused by min-max.
 
-    ``alpha`` is the weight of the dense retriever in min-max fusion
-    (``fused = alpha * dense' + (1 - alpha) * bm25'``); ``rrf_k`` is the
+    ``method`` names the retriever (``retrievers.RETRIEVER_NAMES``); for
+    ``hybrid``, ``hybrid_of`` names the two it fuses. ``alpha`` is the weight
+    of the second of them in min-max fusion (for the default bm25 + dense:
+    ``fused = alpha * dense' + (1 - alpha) * bm25'``); ``rrf_k`` is the
     RRF constant. ``candidates`` is how many passages each retriever returns
     before fusion; ``rerank_depth`` how many fused candidates the reranker
     sees (a cross-encoder is slow); ``top_k`` how many of the best passages
@@ -39,6 +50,7 @@ class RetrievalConfig:
 
     unit: Unit = "chunk"
     method: Method = "hybrid"
+    hybrid_of: tuple[str, str] = ("bm25", "dense")
     fusion: Fusion = "minmax"
     alpha: float = 0.5
     rrf_k: int = 60
@@ -49,14 +61,30 @@ class RetrievalConfig:
     def __post_init__(self) -> None:
         if self.unit not in ("document", "chunk", "sentence"):
             raise ValueError(f"unknown retrieval unit {self.unit!r}")
-        if self.method not in ("bm25", "dense", "hybrid"):
-            raise ValueError(f"unknown retrieval method {self.method!r}")
+        # Stored as JSON the pair comes back as a list.
+        object.__setattr__(self, "hybrid_of", tuple(self.hybrid_of))
+        if self.method not in RETRIEVER_NAMES:
+            raise ValueError(
+                f"unknown retrieval method {self.method!r}; choose one of {', '.join(RETRIEVER_NAMES)}"
+            )
+        if (
+            len(self.hybrid_of) != 2
+            or len(set(self.hybrid_of)) != 2
+            or not set(self.hybrid_of) <= set(BASE_RETRIEVERS)
+        ):
+            raise ValueError(f"hybrid_of must name two different ones of {', '.join(BASE_RETRIEVERS)}")
         if self.fusion not in ("minmax", "rrf"):
             raise ValueError(f"unknown fusion {self.fusion!r}")
         if not 0.0 <= self.alpha <= 1.0:
             raise ValueError(f"alpha must lie in [0, 1], got {self.alpha}")
         if min(self.candidates, self.top_k, self.rrf_k) < 1 or self.rerank_depth < 0:
             raise ValueError("candidates, top_k and rrf_k must be positive")
+
+    @property
+    def retriever_spec(self) -> RetrieverSpec:
+        return RetrieverSpec(
+            self.method, self.hybrid_of, self.fusion, self.alpha, self.rrf_k, self.candidates
+        )
 
 
 @dataclass(frozen=True)
@@ -89,46 +117,42 @@ def retrieve(
     embedder: Embedder,
     config: RetrievalConfig = RetrievalConfig(),
     reranker: Reranker | None = None,
+    *,
+    retriever: Retriever | None = None,
 ) -> RetrievalResult:
     """Rank passages of ``config.unit`` for ``question``.
 
-    A question with no words returns no passages rather than an arbitrary
-    ranking. ``scores`` on each passage keep "bm25" and "dense" where that
-    retriever returned it, "fused" for hybrid, and whatever the reranker adds.
+    ``retriever`` is the one ``config`` names, built once by the caller
+    (``retrievers.build_retriever``); without it one is built here, models
+    loaded on first use. A question with no words returns no passages rather
+    than an arbitrary ranking. ``scores`` on each passage keep each retriever's
+    own score under its name ("bm25", "dense", "static" ...) where it returned
+    the passage, "fused" for a hybrid, and whatever the reranker adds.
     """
     if not question.strip():
         return RetrievalResult(question, config, ())
-    lexical: list[tuple[str, float]] = []
-    dense: list[tuple[str, float]] = []
+    if retriever is None:
+        retriever = build_retriever(config.retriever_spec, index, RetrieverModels(embedder))
     query_vector = None
-    if config.method in ("bm25", "hybrid"):
-        lexical = index.lexical_search(question, config.unit, config.candidates)
-    if config.method in ("dense", "hybrid"):
-        query_vector = np.asarray(embedder.encode([question]), dtype=np.float32)[0]
-        dense = index.dense_search(query_vector, config.unit, config.candidates)
-
-    if config.method == "bm25":
-        fused = dict(lexical)
-    elif config.method == "dense":
-        fused = dict(dense)
-    elif config.fusion == "minmax":
-        fused = fuse_minmax(lexical, dense, config.alpha)
+    if isinstance(retriever, FusedRetriever):
+        # Every candidate either side returned: the document ranking needs more than the top few.
+        result = retriever.search_parts(question, config.unit, None)
+        ranking, parts = result.fused, result.parts
     else:
-        fused = fuse_rrf([lexical, dense], k=config.rrf_k)
+        if isinstance(retriever, IndexDenseRetriever):
+            query_vector = retriever.query_vector(question)
+            ranking = index.dense_search(query_vector, config.unit, config.candidates)
+        else:
+            ranking = retriever.search(question, config.unit, config.candidates)
+        parts = {retriever.name: ranking}
 
-    bm25_scores, dense_scores = dict(lexical), dict(dense)
+    part_scores = {name: dict(part) for name, part in parts.items()}
     hits = []
-    for key, score in fused.items():
-        scores = {}
-        if key in bm25_scores:
-            scores["bm25"] = bm25_scores[key]
-        if key in dense_scores:
-            scores["dense"] = dense_scores[key]
-        if config.method == "hybrid":
+    for key, score in ranking:
+        scores = {name: own[key] for name, own in part_scores.items() if key in own}
+        if isinstance(retriever, FusedRetriever):
             scores["fused"] = score
         hits.append(ScoredPassage(index.passage(key), score, scores))
-    # Stable sort: equal scores keep BM25 order, then dense order (fused's key order).
-    hits.sort(key=lambda hit: -hit.score)
 
     if reranker is not None and config.rerank_depth > 0:
         head, tail = hits[: config.rerank_depth], hits[config.rerank_depth :]

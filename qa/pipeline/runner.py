@@ -85,7 +85,12 @@ def retrieve_stage(pipeline: Pipeline, run: PipelineRun) -> tuple[PipelineRun, R
         return replace(run, retrieval=skipped), RetrievalResult(question, RetrievalConfig(), ())
     started = time.perf_counter()
     first_stage = retrieve(
-        question, pipeline.index, pipeline.embedder, replace(retrieval, rerank_depth=0), None
+        question,
+        pipeline.index,
+        pipeline.embedder,
+        replace(retrieval, rerank_depth=0),
+        None,
+        retriever=pipeline.retriever,
     )
     run = run.timed(retrieval=time.perf_counter() - started)
     step = RetrievalStep(question=question, unit=retrieval.unit, candidates=_candidates(first_stage.ranked))
