@@ -1,0 +1,126 @@
+"""The intrinsics on request, over one corpus: reads only, nothing is stored.
+
+The REST views (qa/api/intrinsics.py) and the `intrinsic` command call the
+``*_data`` functions, which return plain JSON-ready data in the shapes the
+OpenAPI schema documents. Each builds the preset's pipeline over the corpus's
+current version and hands it to the pure functions in
+``qa.pipeline.intrinsics``, so a question or answer is judged here exactly as
+the pipeline judges its own. Bad input raises ``QuestionInvalid`` or
+``UnknownPreset`` (HTTP 400); an empty corpus is not an error: nothing in it
+supports anything, and the results say so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+from documents.models import Corpus
+from qa import clients, presets
+from qa.adapters import DjangoCorpusIndex
+from qa.errors import QuestionInvalid, UnknownPreset
+from qa.pipeline.factory import Pipeline, build_pipeline
+from qa.pipeline.intrinsics import QuestionAssessment, TextSupport, assess_answer, assess_question, cite_text
+
+MAX_QUESTION_CHARS = 2000
+MAX_TEXT_CHARS = 20000
+
+
+def _text(value: str, *, what: str, limit: int) -> str:
+    value = (value or "").strip()
+    if not value:
+        raise QuestionInvalid(f"The {what} is empty.")
+    if len(value) > limit:
+        raise QuestionInvalid(f"The {what} is longer than {limit} characters.")
+    return value
+
+
+def _pipeline(corpus: Corpus, preset: str | None) -> Pipeline:
+    name = preset or presets.default_preset()
+    if name not in presets.PRESET_NAMES:
+        raise UnknownPreset(f"Unknown preset {name!r}; choose one of {', '.join(presets.PRESET_NAMES)}.")
+    config = presets.get_preset(name)
+    if config.retrieval is None:
+        raise UnknownPreset(f"The {name} preset does not retrieve, so it finds no passages to judge.")
+    return build_pipeline(config, index=DjangoCorpusIndex(corpus), clients=clients.model_clients())
+
+
+def _support(support: TextSupport) -> dict:
+    return {"sentences": [asdict(s) for s in support.sentences], "counts": support.counts}
+
+
+def _answerability(assessed: QuestionAssessment) -> dict:
+    verdict = assessed.verdict
+    return {
+        "kind": verdict.kind,
+        "probability": round(verdict.probability, 4),
+        "reason": verdict.reason,
+        "judge": verdict.judge,
+        "missing": list(verdict.missing),
+        "signals": asdict(verdict.signals) if verdict.signals else None,
+    }
+
+
+def cite_data(*, corpus: Corpus, text: str) -> dict:
+    """Citations for a text written elsewhere: per sentence, its support in the corpus."""
+    text = _text(text, what="text", limit=MAX_TEXT_CHARS)
+    return {
+        "corpus": corpus.pk,
+        **_support(cite_text(text, DjangoCorpusIndex(corpus), clients.get_embedder())),
+    }
+
+
+def answerability_data(*, corpus: Corpus, question: str, preset: str | None = None) -> dict:
+    """Can the corpus answer the question: kind, calibrated probability and the signals behind it."""
+    question = _text(question, what="question", limit=MAX_QUESTION_CHARS)
+    assessed = assess_question(_pipeline(corpus, preset), question)
+    return {
+        "corpus": corpus.pk,
+        "question": question,
+        "answerability": _answerability(assessed),
+        "substitutions": list(assessed.substitutions),
+    }
+
+
+def context_data(*, corpus: Corpus, question: str, preset: str | None = None) -> dict:
+    """The passages answering would read, each judged relevant / partial / irrelevant."""
+    question = _text(question, what="question", limit=MAX_QUESTION_CHARS)
+    assessed = assess_question(_pipeline(corpus, preset), question)
+    passages = [
+        {
+            **asdict(judgement),
+            "rank": rank,
+            "document": hit.passage.document_id,
+            "title": hit.passage.document_title,
+            "score": hit.score,
+            "text": hit.passage.text[:300],
+        }
+        for rank, (hit, judgement) in enumerate(zip(assessed.passages, assessed.context, strict=True), 1)
+    ]
+    return {
+        "corpus": corpus.pk,
+        "question": question,
+        "passages": passages,
+        "substitutions": list(assessed.substitutions),
+    }
+
+
+def answer_check_data(*, corpus: Corpus, question: str, answer: str, preset: str | None = None) -> dict:
+    """Each sentence of an answer checked against the corpus, and the whole answer against the question."""
+    question = _text(question, what="question", limit=MAX_QUESTION_CHARS)
+    answer = _text(answer, what="answer", limit=MAX_TEXT_CHARS)
+    assessed = assess_answer(_pipeline(corpus, preset), question, answer)
+    check = assessed.check
+    return {
+        "corpus": corpus.pk,
+        "question": question,
+        **_support(assessed.support),
+        "answerability": _answerability(assessed.question),
+        "check": {
+            "probability": round(check.probability, 4),
+            "threshold": round(check.threshold, 4),
+            "addresses_question": check.addresses_question,
+            "reason": check.reason,
+            "relevance": asdict(check.relevance),
+        },
+        "substitutions": list(assessed.question.substitutions),
+    }
