@@ -277,3 +277,77 @@ def scatter(points: list[ScatterPoint], *, title: str, width: int = 720, height:
         )
     parts.append("</svg>")
     return "".join(parts)
+
+
+def reliability_diagram(bins: list, *, title: str, width: int = 420, height: int = 360) -> str:
+    """Predicted probability (x) against how often it came true (y), one bar per bin.
+
+    ``bins`` are ``review.evaluation.metrics.ReliabilityBin``s. A calibrated
+    model's bars reach the dashed diagonal; each bar is drawn at its bin's
+    observed share, a dot marks the bin's mean prediction, and the count sits
+    under the bar, so a tall bar of two cases is not read as evidence.
+    """
+    if not any(b.count for b in bins):
+        return ""
+    left, right, top, bottom = 44, 12, 12, 52
+    plot_w, plot_h = width - left - right, height - top - bottom
+
+    def x_of(value: float) -> float:
+        return left + plot_w * value
+
+    def y_of(value: float) -> float:
+        return top + plot_h - plot_h * value
+
+    parts = [
+        f'<svg class="chart reliability" viewBox="0 0 {width} {height}" role="img" '
+        'aria-labelledby="reliability-title reliability-desc" xmlns="http://www.w3.org/2000/svg">',
+        f'<title id="reliability-title">{escape(title)}</title>',
+        '<desc id="reliability-desc">'
+        + escape("; ".join(_bin_label(b) for b in bins if b.count))
+        + "</desc>",
+    ]
+    for tick in range(0, 11, 2):
+        y = y_of(tick / 10)
+        parts.append(f'<line class="grid" x1="{left}" x2="{width - right}" y1="{y:.1f}" y2="{y:.1f}"/>')
+        parts.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{tick / 10:.1f}</text>')
+        parts.append(
+            f'<text x="{x_of(tick / 10):.1f}" y="{top + plot_h + 14}" text-anchor="middle">'
+            f"{tick / 10:.1f}</text>"
+        )
+    parts.append(
+        f'<line x1="{x_of(0):.1f}" y1="{y_of(0):.1f}" x2="{x_of(1):.1f}" y2="{y_of(1):.1f}" '
+        'stroke="#6b7280" stroke-dasharray="4 3"><title>perfect calibration</title></line>'
+    )
+    for b in bins:
+        x, w = x_of(b.low), plot_w * (b.high - b.low)
+        centre = x + w / 2
+        parts.append(
+            f'<text class="count" x="{centre:.1f}" y="{top + plot_h + 28}" text-anchor="middle" '
+            f'font-size="10">{b.count}</text>'
+        )
+        if not b.count:
+            continue
+        label = _bin_label(b)
+        parts.append(
+            f'<rect x="{x + 1:.1f}" y="{y_of(b.observed):.1f}" width="{w - 2:.1f}" '
+            f'height="{plot_h * b.observed:.1f}" fill="{colour(0)}" fill-opacity="0.8">'
+            f"<title>{escape(label)}</title></rect>"
+        )
+        parts.append(
+            f'<circle cx="{x_of(b.mean_probability):.1f}" cy="{y_of(b.mean_probability):.1f}" r="3" '
+            f'fill="{colour(1)}"><title>{escape(label)}</title></circle>'
+        )
+    parts.append(
+        f'<line class="axis" x1="{left}" x2="{width - right}" y1="{top + plot_h}" y2="{top + plot_h}"/>'
+    )
+    parts.append(
+        f'<text x="{left + plot_w / 2:.1f}" y="{height - 6}" text-anchor="middle">'
+        "predicted confidence (cases per bin under the axis)</text>"
+    )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _bin_label(b) -> str:
+    predicted, right = _fmt(b.mean_probability), _fmt(b.observed)
+    return f"{b.low:.1f}-{b.high:.1f}: {b.count} cases, predicted {predicted}, right {right}"

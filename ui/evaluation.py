@@ -6,13 +6,14 @@ Pure functions over loaded runs; no queries.
 from __future__ import annotations
 
 from review.evaluation import ranking
-from review.evaluation.evaluate import AGGREGATE_KEYS
+from review.evaluation.evaluate import AGGREGATE_KEYS, confidence_outcomes
+from review.evaluation.metrics import expected_calibration_error, reliability_bins
 from review.evaluation.reference import (
     CONFIGURATION_LABELS,
     PRESET_CONFIGURATIONS,
     published_metrics,
 )
-from ui.charts import BarGroup, Point, bins_of, grouped_bars, histogram, lines_over_time
+from ui.charts import BarGroup, Point, bins_of, grouped_bars, histogram, lines_over_time, reliability_diagram
 
 METRIC_LABELS = {
     "recall_at_1": "Recall@1",
@@ -106,6 +107,23 @@ def latency_histograms(case_metrics: list[dict]) -> list[dict]:
         for stage, values in by_stage.items()
         if len(values) > 1
     ]
+
+
+def calibration(case_metrics: list[dict]) -> dict | None:
+    """The reliability diagram of the run's answer confidence (10 bins) and its ECE; None when no
+    case carries a confidence (a preset without the confidence model, or a run stored before it)."""
+    outcomes = confidence_outcomes(case_metrics)
+    if not outcomes:
+        return None
+    bins = reliability_bins(outcomes, 10)
+    return {
+        "svg": reliability_diagram(
+            bins, title="Reliability of answer confidence: predicted (x) against observed share right (y)"
+        ),
+        "ece": expected_calibration_error(outcomes, 10),
+        "cases": len(outcomes),
+        "bins": [b for b in bins if b.count],
+    }
 
 
 def latency_rows(metrics: dict) -> list[dict]:

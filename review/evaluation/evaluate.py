@@ -50,7 +50,7 @@ Two analyst-bench questions are marked unanswerable yet list evidence ids
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Literal
 
 from review.evaluation import metrics as m
@@ -222,16 +222,7 @@ def evaluate(
         "refusal_f1": refusal.f1,
         "jafs": m.strict_mean(row["jafs"] for row in rows),
         "answer_score": m.strict_mean(row["answer_score"] for row in rows),
-        "confidence_ece": m.expected_calibration_error(
-            (
-                row["confidence"],
-                m.confidence_correct(
-                    refused=row["refused"], answerable=row["answerable"], citation_f1=row["citation_f1"]
-                ),
-            )
-            for row in rows
-            if row["confidence"] is not None
-        ),
+        "confidence_ece": m.expected_calibration_error(confidence_outcomes(rows)),
         **{key: m.mean_or_none(_present(rows, key)) for key in ranking.RANKING_KEYS},
         "exact_match": m.mean_or_none(row["exact_match"] for row in rows),
         **ranking.class_metrics(
@@ -244,3 +235,18 @@ def evaluate(
             row["stage_latency"][stage] for row in rows if stage in row["stage_latency"]
         )
     return EvaluationResult(metrics=results, per_case=rows)
+
+
+def confidence_outcomes(rows: Sequence[dict]) -> list[tuple[float, bool]]:
+    """(confidence, whether the case came out right) for each case row that has a confidence:
+    what the ECE and the reliability diagram are drawn from (``metrics.confidence_correct``)."""
+    return [
+        (
+            row["confidence"],
+            m.confidence_correct(
+                refused=row["refused"], answerable=row["answerable"], citation_f1=row.get("citation_f1")
+            ),
+        )
+        for row in rows
+        if row.get("confidence") is not None
+    ]

@@ -251,20 +251,47 @@ def jafs(*, refused: bool, answerable: bool, support_score: float | None) -> flo
 # --- averaging -------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class ReliabilityBin:
+    """One equal-width bin of predicted probability: how many fell in it, what they predicted on
+    average and how often what they predicted came true (both None for an empty bin)."""
+
+    low: float
+    high: float
+    count: int
+    mean_probability: float | None
+    observed: float | None
+
+    @property
+    def gap(self) -> float | None:
+        """|mean predicted - observed|: 0 for a perfectly calibrated bin."""
+        return None if self.count == 0 else abs(self.mean_probability - self.observed)
+
+
+def reliability_bins(pairs: Iterable[tuple[float, bool]], bins: int = 10) -> list[ReliabilityBin]:
+    """The reliability diagram's data: (probability, outcome) pairs in ``bins`` equal-width bins
+    of [0, 1]; a probability of exactly 1 falls in the last bin."""
+    totals = [[0, 0.0, 0] for _ in range(bins)]  # count, sum of probabilities, outcomes that came true
+    for probability, outcome in pairs:
+        cell = totals[min(max(int(probability * bins), 0), bins - 1)]
+        cell[0] += 1
+        cell[1] += probability
+        cell[2] += int(outcome)
+    return [
+        ReliabilityBin(i / bins, (i + 1) / bins, n, p / n if n else None, hits / n if n else None)
+        for i, (n, p, hits) in enumerate(totals)
+    ]
+
+
 def expected_calibration_error(pairs: Iterable[tuple[float, bool]], bins: int = 10) -> float | None:
     """ECE of probabilities against outcomes: over ``bins`` equal-width bins of the probability,
     the size-weighted mean of |mean probability - share of outcomes that came true|. None for no pairs.
     """
-    pairs = list(pairs)
-    if not pairs:
+    cells = reliability_bins(pairs, bins)
+    total = sum(cell.count for cell in cells)
+    if not total:
         return None
-    totals = [[0, 0.0, 0] for _ in range(bins)]  # count, sum of probabilities, hits
-    for probability, outcome in pairs:
-        cell = totals[min(int(probability * bins), bins - 1)]
-        cell[0] += 1
-        cell[1] += probability
-        cell[2] += int(outcome)
-    return sum(abs(p - hits) / len(pairs) for n, p, hits in totals if n)
+    return sum(cell.count * cell.gap for cell in cells if cell.count) / total
 
 
 def confidence_correct(*, refused: bool, answerable: bool, citation_f1: float | None) -> bool:

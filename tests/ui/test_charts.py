@@ -39,3 +39,15 @@ def test_line_colours_follow_the_given_legend_order_not_the_data_order():
 
     assert f'fill="{colour(0)}"><title>default' in svg
     assert f'fill="{colour(1)}"><title>hybrid' in svg
+
+
+def test_reliability_diagram_draws_a_bar_per_filled_bin_with_its_count():
+    from review.evaluation.metrics import reliability_bins
+    from ui.charts import reliability_diagram
+
+    bins = reliability_bins([(0.15, True), (0.15, False), (0.85, True)])
+    svg = reliability_diagram(bins, title="Reliability")
+    assert svg.count("<rect") == 2  # the two filled bins; empty bins draw no bar
+    assert "perfect calibration" in svg
+    assert "0.1-0.2: 2 cases, predicted 0.150, right 0.500" in svg
+    assert reliability_diagram(reliability_bins([]), title="x") == ""

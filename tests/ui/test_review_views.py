@@ -244,3 +244,37 @@ def test_a_finished_run_shows_metrics_beside_the_report_and_charts(
     overview = signed_in.get("/evaluate/").content.decode()
     assert overview.count('<svg class="chart"') == 2
     assert "Metrics by preset" in overview
+
+
+def test_a_default_run_shows_its_reliability_diagram_and_ece(signed_in, analyst, demo_documents, corpus):
+    from review.services.benchmarks import benchmark_create
+    from review.services.evaluation import evaluation_run_create, evaluation_run_execute
+    from review.services.gold import gold_case_annotate
+
+    benchmark = benchmark_create(name="calibration", corpus=corpus, user=analyst)
+    document = demo_documents[0]
+    for question, answerable in (
+        ("How many containers did the port handle?", True),
+        ("What is the annual rainfall on Jupiter's moon Europa?", False),
+    ):
+        gold_case_annotate(
+            benchmark=benchmark,
+            document=document,
+            question=question,
+            evidence_sentence_ids=[document.sentences.get(ordinal=1).pk] if answerable else [],
+            reference_answer="4.2 million" if answerable else "",
+            answerable=answerable,
+            split="dev",
+            user=analyst,
+        )
+    run = evaluation_run_create(benchmark=benchmark, preset="default", user=analyst, enqueue=False)
+    evaluation_run_execute(run_id=run.pk, judge=None)
+    run.refresh_from_db()
+    page = signed_in.get(f"/evaluate/runs/{run.pk}/").content.decode()
+    assert "Confidence calibration" in page
+    assert 'id="reliability-diagram"' in page and 'class="chart reliability"' in page
+    ece = run.metrics["confidence_ece"]
+    assert ece is not None and f"{ece:.3f}" in page.split('id="calibration-ece"')[1][:300]
+    # Both cases have a confidence: the table's case counts add up to two.
+    table = page.split('id="calibration-table"')[1].split("</table>")[0]
+    assert sum(int(n) for n in __import__("re").findall(r'<td class="num">(\d+)</td>', table)) == 2

@@ -90,6 +90,7 @@ def evaluation_run(request, pk: int):
             "latencies": evaluation.latency_rows(run.metrics or {}),
             "type_headers": type_headers,
             "latency_histograms": evaluation.latency_histograms([result.metrics for result in results]),
+            "calibration": evaluation.calibration([result.metrics for result in results]),
             "type_rows": type_rows,
             "configuration": evaluation.configuration_label(run.preset),
             "results": results,
