@@ -17,6 +17,7 @@ from qa.pipeline.answering import AnswerParts, build_answer_parts
 from qa.pipeline.answering_config import AnswerConfig
 from qa.pipeline.presets import PipelineConfig
 from qa.pipeline.protocols import LLM, CorpusIndex, Embedder, Retriever
+from qa.pipeline.rechunk import RechunkedIndex
 from qa.pipeline.rerank import EvidenceReranker, Reranker
 from qa.pipeline.retrievers import RetrieverModels, build_retriever
 
@@ -48,6 +49,8 @@ class Pipeline:
 
 
 def build_pipeline(config: PipelineConfig, *, index: CorpusIndex, clients: ModelClients) -> Pipeline:
+    if config.retrieval is not None and config.retrieval.chunker is not None:
+        index = RechunkedIndex(index, config.retrieval.chunker)
     reranker, reranker_notes = _reranker(config, index, clients)
     answer_config, answer_notes = effective_answer_config(config.answer, clients.llm)
     answer_config = replace(answer_config, min_retrieval_confidence=config.min_retrieval_confidence)

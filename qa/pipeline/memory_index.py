@@ -26,7 +26,7 @@ from typing import Literal, Protocol
 import numpy as np
 
 from qa.pipeline.bm25 import BM25Index
-from qa.pipeline.chunking import sentence_windows
+from qa.pipeline.chunking import ChunkerConfig
 from qa.pipeline.protocols import Embedder
 from qa.pipeline.types import Passage, SourceSentence, Unit
 
@@ -88,7 +88,10 @@ class InMemoryCorpusIndex:
         chunk_overlap: int = 2,
         chunk_vectors: ChunkVectors = "pooled",
         document_vectors: DocumentVectors = "sentences",
+        chunker: ChunkerConfig | None = None,
     ) -> None:
+        # ``chunker`` replaces the sentence windows of chunk_size / chunk_overlap.
+        chunker = chunker or ChunkerConfig("sentences", chunk_size, chunk_overlap)
         self.chunk_size, self.chunk_overlap, self.chunk_vectors = chunk_size, chunk_overlap, chunk_vectors
         self._passages: dict[Unit, list[Passage]] = {unit: [] for unit in UNITS}
         self._document_sentences: dict[str, tuple[SourceSentence, ...]] = {}
@@ -116,17 +119,15 @@ class InMemoryCorpusIndex:
             sentences.extend(own)
             self._add("document", document.external_id, document.external_id, own)
             document_members.append([s.id for s in own])
-            for first, last in sentence_windows(len(own), size=chunk_size, overlap=chunk_overlap):
-                window = own[first : last + 1]
-                self._add("chunk", str(len(chunk_members)), document.external_id, window)
+            for span in chunker.cut([s.text for s in own]):
+                window = own[span.first : span.last + 1]
+                self._add("chunk", str(len(chunk_members)), document.external_id, window, span.text)
                 chunk_members.append([s.id for s in window])
             for sentence in own:
                 self._add("sentence", str(sentence.id), document.external_id, [sentence])
         self._by_key = {p.key: p for unit in UNITS for p in self._passages[unit]}
         self._row = {p.key: row for unit in UNITS for row, p in enumerate(self._passages[unit])}
-        self._bm25 = {
-            unit: BM25Index((p.key, p.text) for p in self._passages[unit]) for unit in UNITS
-        }
+        self._bm25 = {unit: BM25Index((p.key, p.text) for p in self._passages[unit]) for unit in UNITS}
 
         self._sentence_vectors = self._encode(embedder, [s.text for s in sentences])
         dim = self._sentence_vectors.shape[1]
@@ -148,7 +149,14 @@ class InMemoryCorpusIndex:
             "document": document_matrix,
         }
 
-    def _add(self, unit: Unit, suffix: str, document_id: str, sentences: list[SourceSentence]) -> None:
+    def _add(
+        self,
+        unit: Unit,
+        suffix: str,
+        document_id: str,
+        sentences: list[SourceSentence],
+        text: str | None = None,
+    ) -> None:
         title = sentences[0].document_title if sentences else ""
         self._passages[unit].append(
             Passage(
@@ -156,7 +164,7 @@ class InMemoryCorpusIndex:
                 unit=unit,
                 document_id=document_id,
                 document_title=title,
-                text=" ".join(s.text for s in sentences),
+                text=" ".join(s.text for s in sentences) if text is None else text,
                 sentences=tuple(sentences),
             )
         )

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
+from qa.pipeline.chunking import ChunkerConfig
 from qa.pipeline.protocols import CorpusIndex, Embedder, Retriever
 from qa.pipeline.retrievers import (
     BASE_RETRIEVERS,
@@ -57,12 +58,16 @@ class RetrievalConfig:
     candidates: int = 50
     rerank_depth: int = 50
     top_k: int = 8
+    # None: the chunks the corpus was stored with; a ChunkerConfig recuts them (rechunk.RechunkedIndex).
+    chunker: ChunkerConfig | None = None
 
     def __post_init__(self) -> None:
         if self.unit not in ("document", "chunk", "sentence"):
             raise ValueError(f"unknown retrieval unit {self.unit!r}")
-        # Stored as JSON the pair comes back as a list.
+        # Stored as JSON the pair comes back as a list and the chunker as a dict.
         object.__setattr__(self, "hybrid_of", tuple(self.hybrid_of))
+        if isinstance(self.chunker, dict):
+            object.__setattr__(self, "chunker", ChunkerConfig(**self.chunker))
         if self.method not in RETRIEVER_NAMES:
             raise ValueError(
                 f"unknown retrieval method {self.method!r}; choose one of {', '.join(RETRIEVER_NAMES)}"
