@@ -3,7 +3,7 @@
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from qa.pipeline.presets import PRESET_NAMES, PRESETS, PipelineConfig, get_preset
+from qa.pipeline.presets import FLOW_PRESETS, PRESET_NAMES, PRESETS, PipelineConfig, get_preset
 
 
 def config_from_dict(data: dict) -> PipelineConfig:
@@ -18,4 +18,12 @@ def default_preset() -> str:
     return name
 
 
-__all__ = ["PRESETS", "PRESET_NAMES", "PipelineConfig", "config_from_dict", "default_preset", "get_preset"]
+__all__ = [
+    "FLOW_PRESETS",
+    "PRESETS",
+    "PRESET_NAMES",
+    "PipelineConfig",
+    "config_from_dict",
+    "default_preset",
+    "get_preset",
+]

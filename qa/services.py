@@ -315,7 +315,8 @@ def _retrieve_claimed(
         if history is None:
             history = _conversation_history(question)
         started = time.perf_counter()
-        standalone = runner.standalone_question(question.text, history, llm=pipeline.llm)
+        rewrites = pipeline.config.rewrite  # the flows without the rewrite search a follow-up as asked
+        standalone = runner.standalone_question(question.text, history if rewrites else (), llm=pipeline.llm)
         run = replace(run, standalone=standalone).timed(rewrite=time.perf_counter() - started)
         run, retrieval = runner.retrieve_stage(pipeline, run)
     except (clients.ConfigurationError, runner.PipelineError) as exc:

@@ -32,6 +32,10 @@ class PipelineConfig:
     # Answerability, context relevance, the answer check and confidence (qa.pipeline.trust);
     # None: the report's presets run without them.
     trust: TrustConfig | None = None
+    # Rewrite a follow-up to stand alone with the conversation's earlier turns before retrieval
+    # (runner.standalone_question: the LLM when one is configured, else the previous question
+    # prefixed). False searches the follow-up as it was asked.
+    rewrite: bool = True
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -230,6 +234,39 @@ _register(
         trust=TrustConfig(),
     )
 )
+
+# The issue's four flows (issue 11, item 7): `default` with the conversation rewrite and the
+# answerability intrinsics each switched on or off, so `evaluate --preset flows` measures what each
+# adds (on multi-turn benchmarks such as MTRAG-UN the rewrite matters; on single questions it is a
+# no-op). flow-rewrite-answerability is `default` itself under another name.
+_DEFAULT = PRESETS["default"]
+FLOW_PRESETS: tuple[str, ...] = (
+    "flow-none",
+    "flow-rewrite",
+    "flow-answerability",
+    "flow-rewrite-answerability",
+)
+for _name, _rewrite, _answerability in (
+    ("flow-none", False, False),
+    ("flow-rewrite", True, False),
+    ("flow-answerability", False, True),
+    ("flow-rewrite-answerability", True, True),
+):
+    _register(
+        replace(
+            _DEFAULT,
+            name=_name,
+            description=f"Flow: default's retrieval and answering; follow-ups "
+            f"{'rewritten to stand alone' if _rewrite else 'searched as asked'}; "
+            + (
+                "answerability, context relevance, answer check and confidence."
+                if _answerability
+                else "no answerability gate (answers whenever an answer is supported)."
+            ),
+            rewrite=_rewrite,
+            trust=_DEFAULT.trust if _answerability else None,
+        )
+    )
 
 PRESET_NAMES: tuple[str, ...] = tuple(PRESETS)
 

@@ -1,4 +1,4 @@
-"""python manage.py evaluate --user NAME --benchmark NAME [--preset P|all] [--split S] [--json OUT]
+"""python manage.py evaluate --user NAME --benchmark NAME [--preset P|all|flows] [--split S] [--json OUT]
     [--limit N]
 python manage.py evaluate --compare RUN_A RUN_B
 
@@ -20,7 +20,7 @@ from tqdm import tqdm
 
 from documents.errors import DomainError
 from documents.management.users import command_user
-from qa.presets import default_preset
+from qa.presets import FLOW_PRESETS, default_preset
 from review import selectors
 from review.evaluation.compare import compare_results, format_comparison
 from review.evaluation.report import results_table
@@ -36,7 +36,10 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--benchmark", help="Benchmark name.")
         parser.add_argument(
-            "--preset", default=None, help="A preset name, or 'all' (default: QA_DEFAULT_PRESET)."
+            "--preset",
+            default=None,
+            help="A preset name, 'all', or 'flows' (the four flows: none, rewrite, answerability, "
+            "rewrite + answerability, side by side). Default: QA_DEFAULT_PRESET.",
         )
         parser.add_argument("--split", choices=["train", "dev", "test"], help="Default: every split.")
         parser.add_argument("--limit", type=int, help="Only the first N cases (in split, case id order).")
@@ -61,7 +64,7 @@ class Command(BaseCommand):
         answer_fn = options.get("answer_fn")
         preset = options["preset"] or default_preset()
         try:
-            presets = list(service.preset_names()) if preset == "all" else [preset]
+            presets = {"all": list(service.preset_names()), "flows": list(FLOW_PRESETS)}.get(preset, [preset])
         except DomainError as exc:
             raise CommandError(str(exc)) from exc
         if preset == "all":
