@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 
 from qa.pipeline.answering import AnswerParts, build_answer_parts
 from qa.pipeline.answering_config import AnswerConfig
+from qa.pipeline.pairwise import LLMPairwiseReranker
 from qa.pipeline.presets import PipelineConfig
 from qa.pipeline.protocols import LLM, CorpusIndex, Embedder, Retriever
 from qa.pipeline.rechunk import RechunkedIndex
@@ -79,6 +80,11 @@ def _reranker(
     a cross-encoder when none is configured, since no cross-encoder weights install offline."""
     if config.reranker == "none":
         return None, []
+    if config.reranker == "llm-pairwise":
+        evidence = EvidenceReranker(index, clients.embedder)
+        if clients.llm is None:
+            return evidence, ["reranker: llm-pairwise -> evidence (no LLM configured)"]
+        return LLMPairwiseReranker(clients.llm, inner=evidence), []
     if config.reranker == "cross-encoder":
         if clients.cross_encoder is not None:
             return clients.cross_encoder(), []

@@ -16,7 +16,8 @@ from qa.pipeline.answering_config import AnswerConfig
 from qa.pipeline.retrieval import RetrievalConfig
 from qa.pipeline.trust import TrustConfig
 
-RerankerKind = Literal["none", "evidence", "cross-encoder"]
+# llm-pairwise: the evidence reranker, then an LLM tournament over its top 5 (qa.pipeline.pairwise).
+RerankerKind = Literal["none", "evidence", "cross-encoder", "llm-pairwise"]
 
 
 @dataclass(frozen=True)
@@ -232,6 +233,17 @@ _register(
         # passages judged irrelevant kept from generation, and the answer checked against the question
         # after it. Models and thresholds: qa/pipeline/answerability_model.json (bench/answerability.py).
         trust=TrustConfig(),
+    )
+)
+
+_register(
+    replace(
+        PRESETS["default"],
+        name="pairwise",
+        description="default, with an LLM tournament over the evidence reranker's top 5 passages (each pair "
+        "judged once: 10 LLM calls per question); without an LLM the evidence reranker alone, and the trace "
+        "says so.",
+        reranker="llm-pairwise",
     )
 )
 

@@ -35,10 +35,14 @@ RECORDED_COMPLETION = {
 
 
 class FakeChatServer:
-    """Serves scripted responses in order (the last one repeats) and records each request."""
+    """Serves scripted responses in order (the last one repeats) and records each request.
+
+    ``responses`` may instead be a function of the request body returning (status, body), for
+    prompts whose right reply depends on what was asked.
+    """
 
     def __init__(self, responses):
-        self.responses = list(responses)
+        self.responses = responses if callable(responses) else list(responses)
         self.requests: list[dict] = []
         server = self
 
@@ -49,7 +53,10 @@ class FakeChatServer:
                 server.requests.append(
                     {"path": self.path, "headers": dict(self.headers), "body": json.loads(raw or b"{}")}
                 )
-                status, body = server.responses[min(len(server.requests) - 1, len(server.responses) - 1)]
+                if callable(server.responses):
+                    status, body = server.responses(server.requests[-1]["body"])
+                else:
+                    status, body = server.responses[min(len(server.requests) - 1, len(server.responses) - 1)]
                 data = body if isinstance(body, bytes) else json.dumps(body).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
