@@ -6,7 +6,7 @@ from django.db.models import Count, Q, QuerySet
 from django.http import Http404
 
 from documents import permissions
-from documents.models import Corpus, Document, Sentence
+from documents.models import Corpus, Document, Sentence, Team
 
 
 def corpora_for_user(user) -> QuerySet[Corpus]:
@@ -22,6 +22,15 @@ def corpus_get_for_user(user, *, pk=None, name=None) -> Corpus:
     if corpus is None:
         raise Http404("No such corpus.")
     return corpus
+
+
+def team_get_for_user(user, ref: str) -> Team:
+    """One of the user's teams by id or name, or Http404."""
+    teams = permissions.teams_of(user)
+    team = (teams.filter(pk=int(ref)) if ref.isdigit() else teams.filter(name=ref)).first()
+    if team is None:
+        raise Http404("No such team among yours.")
+    return team
 
 
 def corpora_with_counts(user) -> QuerySet[Corpus]:

@@ -48,6 +48,14 @@ class GroundedQASchema(AutoSchema):
             self._document(responses, "400", VALIDATION_ERROR, "The request is invalid; the body says why.")
         return responses
 
+    def _map_serializer(self, serializer, direction, bypass_extensions=False):
+        schema = super()._map_serializer(serializer, direction, bypass_extensions)
+        # A serializer that refuses names it does not know (preset parameters, where a misspelt
+        # "topk" must not silently do nothing) says so, so no client sends extras expecting them ignored.
+        if getattr(serializer, "refuses_unknown_fields", False):
+            schema["additionalProperties"] = False
+        return schema
+
     def _map_serializer_field(self, field, direction, bypass_extensions=False):
         schema = super()._map_serializer_field(field, direction, bypass_extensions)
         # DRF's CharField refuses NUL characters always, and without allow_blank also ""

@@ -23,3 +23,15 @@ class ConversationMismatch(Invalid):
 
 class QueueUnavailable(Unavailable):
     """The broker refused the job; the message says what to fix."""
+
+
+class InvalidParameters(Invalid):
+    """A preset parameter that does not exist, is out of range, or contradicts another one."""
+
+
+class TeamPresetInvalid(Invalid):
+    """A team preset with a bad name or base preset."""
+
+
+class TeamPresetExists(Conflict):
+    """The team already has a preset of that name."""

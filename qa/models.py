@@ -10,7 +10,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from documents.models import Corpus, Sentence
+from documents.models import Corpus, Sentence, Team
 from groundedqa_site.jobs import LeasedJob
 
 
@@ -128,3 +128,30 @@ class Citation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.document_external_id} {self.label}"
+
+
+class TeamPreset(models.Model):
+    """A configuration a team saved under a name: a built-in preset (``base``) plus parameters.
+
+    The parameters (``qa.pipeline.parameters``) are resolved against the base
+    whenever the preset is used, and every question stores the configuration
+    it ran with. Presets are created and deleted, never edited, so a name
+    means one configuration for as long as it exists.
+    """
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="presets")
+    name = models.CharField(max_length=50)
+    description = models.TextField(blank=True)
+    base = models.CharField(max_length=50)
+    parameters = models.JSONField(default=dict, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["team__name", "name"]
+        constraints = [models.UniqueConstraint(fields=["team", "name"], name="team_preset_unique_name")]
+
+    def __str__(self) -> str:
+        return f"{self.team.name}: {self.name}"

@@ -7,8 +7,9 @@ import logging
 from django.db.models import Prefetch, Q, QuerySet
 from django.http import Http404
 
+from documents.permissions import teams_of
 from documents.selectors import corpora_for_user
-from qa.models import AnswerSentence, Citation, Question
+from qa.models import AnswerSentence, Citation, Question, TeamPreset
 from qa.pipeline.run import PipelineRun, load_run
 
 logger = logging.getLogger(__name__)
@@ -70,3 +71,19 @@ def question_run(question: Question) -> PipelineRun:
     except (ValueError, TypeError, KeyError, AttributeError):
         logger.warning("question %s: unreadable trace, shown as empty", question.pk, exc_info=True)
         return PipelineRun(question=question.text, preset=question.preset)
+
+
+def team_presets_for_user(user) -> QuerySet[TeamPreset]:
+    """The presets of the user's teams, by team then name."""
+    return TeamPreset.objects.filter(team__in=teams_of(user)).select_related("team", "created_by")
+
+
+def team_preset_get_for_user(user, pk) -> TeamPreset:
+    preset = team_presets_for_user(user).filter(pk=pk).first()
+    if preset is None:
+        raise Http404("No such team preset (or it belongs to a team you are not in).")
+    return preset
+
+
+def team_preset_named(team, name: str) -> TeamPreset | None:
+    return TeamPreset.objects.filter(team=team, name=name).select_related("team").first()

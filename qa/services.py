@@ -11,13 +11,14 @@ versioned JSON, so generation can run on its own queue and workers.
 from __future__ import annotations
 
 import logging
+import re
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import DatabaseError, transaction
+from django.db import DatabaseError, IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -25,8 +26,15 @@ from documents.models import Corpus, Document, Sentence
 from groundedqa_site import jobs
 from qa import clients, presets
 from qa.adapters import DjangoCorpusIndex
-from qa.errors import ConversationMismatch, CorpusNotReady, QuestionInvalid, QueueUnavailable, UnknownPreset
-from qa.models import Answer, AnswerSentence, Citation, Conversation, Question
+from qa.errors import (
+    ConversationMismatch,
+    CorpusNotReady,
+    QuestionInvalid,
+    QueueUnavailable,
+    TeamPresetExists,
+    TeamPresetInvalid,
+)
+from qa.models import Answer, AnswerSentence, Citation, Conversation, Question, TeamPreset
 from qa.pipeline import runner
 from qa.pipeline.factory import Pipeline, build_pipeline
 from qa.pipeline.run import RUN_FORMAT_VERSION, PipelineRun, load_run
@@ -43,20 +51,28 @@ RETRIEVE_QUESTION_TASK = "qa.tasks.retrieve_question"
 GENERATE_ANSWER_TASK = "qa.tasks.generate_answer"
 
 
-def _validate(*, corpus: Corpus, text: str, preset: str) -> str:
+def _validate(
+    *,
+    corpus: Corpus,
+    text: str,
+    preset: str,
+    parameters: Mapping[str, object] | None = None,
+    config: presets.PipelineConfig | None = None,
+) -> tuple[str, presets.PipelineConfig]:
+    """The question's text and the configuration it runs with: ``config``, or the preset resolved."""
     text = (text or "").strip()
     if not text:
         raise QuestionInvalid("The question is empty.")
     if len(text) > MAX_QUESTION_CHARS:
         raise QuestionInvalid(f"The question is longer than {MAX_QUESTION_CHARS} characters.")
-    if preset not in presets.PRESET_NAMES:
-        raise UnknownPreset(f"Unknown preset {preset!r}; choose one of {', '.join(presets.PRESET_NAMES)}.")
+    if config is None:
+        config = presets.resolve(preset, team=corpus.team, parameters=parameters)
     if not Document.objects.filter(corpus=corpus, status=Document.Status.READY).exists():
         raise CorpusNotReady(f"Corpus {corpus.name!r} has no ready documents yet.")
-    return text
+    return text, config
 
 
-def _create_question(*, user, corpus, text, preset, conversation, is_evaluation=False) -> Question:
+def _create_question(*, user, corpus, text, config, conversation, is_evaluation=False) -> Question:
     if conversation is not None and (conversation.corpus_id != corpus.pk or conversation.user_id != user.pk):
         raise ConversationMismatch("That conversation belongs to another corpus or user.")
     if conversation is None:
@@ -66,21 +82,31 @@ def _create_question(*, user, corpus, text, preset, conversation, is_evaluation=
         corpus=corpus,
         conversation=conversation,
         text=text,
-        preset=preset,
-        config=presets.get_preset(preset).to_dict(),
+        preset=config.name,
+        config=config.to_dict(),
         is_evaluation=is_evaluation,
     )
 
 
 def question_ask(
-    *, user, corpus: Corpus, text: str, preset: str | None = None, conversation=None
+    *,
+    user,
+    corpus: Corpus,
+    text: str,
+    preset: str | None = None,
+    conversation=None,
+    parameters: Mapping[str, object] | None = None,
 ) -> Question:
-    """Create the job; queue its retrieval stage once the row is committed. No preset: QA_DEFAULT_PRESET."""
+    """Create the job; queue its retrieval stage once the row is committed. No preset: QA_DEFAULT_PRESET.
+
+    ``preset`` is a built-in preset or one of the corpus team's; ``parameters``
+    (qa.pipeline.parameters) change it for this question only.
+    """
     preset = preset or presets.default_preset()
-    text = _validate(corpus=corpus, text=text, preset=preset)
+    text, config = _validate(corpus=corpus, text=text, preset=preset, parameters=parameters)
     with transaction.atomic():
         question = _create_question(
-            user=user, corpus=corpus, text=text, preset=preset, conversation=conversation
+            user=user, corpus=corpus, text=text, config=config, conversation=conversation
         )
         question_id = question.pk
         # If the message is lost before a worker claims the question (a worker's main process
@@ -142,6 +168,7 @@ def answer_now_with_run(
     conversation=None,
     is_evaluation: bool = False,
     history: Sequence[tuple[str, str]] | None = None,
+    config: presets.PipelineConfig | None = None,
 ) -> tuple[Question, PipelineRun | None]:
     """``answer_now``, also returning the run (evaluation scores it; None when no stage was claimed).
 
@@ -150,14 +177,16 @@ def answer_now_with_run(
 
     The pipeline is built once and the ranking handed straight from retrieval
     to generation: no JSON round trip and one corpus index, unlike two tasks.
+    ``config`` runs that configuration (an evaluation run's, stored when it
+    was created) instead of resolving ``preset`` now.
     """
     preset = preset or presets.default_preset()
-    text = _validate(corpus=corpus, text=text, preset=preset)
+    text, config = _validate(corpus=corpus, text=text, preset=preset, config=config)
     question = _create_question(
         user=user,
         corpus=corpus,
         text=text,
-        preset=preset,
+        config=config,
         conversation=conversation,
         is_evaluation=is_evaluation,
     )
@@ -467,3 +496,47 @@ def _conversation_history(question: Question) -> list[tuple[str, str]]:
     return [
         (q.standalone_text or q.text, getattr(q, "answer", None) and q.answer.text or "") for q in earlier
     ][-3:]
+
+
+# --- team presets ------------------------------------------------------------------
+
+TEAM_PRESET_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,49}$")
+
+
+def team_preset_create(
+    *, user, team, name: str, base: str, parameters: Mapping[str, object], description: str = ""
+) -> TeamPreset:
+    """Save ``base`` plus ``parameters`` under ``name`` for ``team``; the caller checked membership.
+
+    The configuration is resolved once here, so a preset that could never run is refused now.
+    """
+    name = (name or "").strip()
+    if not TEAM_PRESET_NAME.match(name):
+        raise TeamPresetInvalid(
+            f"Preset name {name!r}: 1 to 50 letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit."
+        )
+    if name in presets.PRESET_NAMES:
+        raise TeamPresetInvalid(f"{name!r} is a built-in preset's name; choose another.")
+    if base not in presets.PRESET_NAMES:
+        raise TeamPresetInvalid(
+            f"Unknown base preset {base!r}; choose one of {', '.join(presets.PRESET_NAMES)}."
+        )
+    config = presets.with_parameters(presets.get_preset(base), parameters)
+    try:
+        with transaction.atomic():
+            return TeamPreset.objects.create(
+                team=team,
+                name=name,
+                description=(description or "").strip(),
+                base=base,
+                parameters=config.parameters,
+                created_by=user if getattr(user, "is_authenticated", False) else None,
+            )
+    except IntegrityError as exc:  # the (team, name) constraint: someone saved that name first
+        raise TeamPresetExists(f"Team {team.name} already has a preset named {name!r}.") from exc
+
+
+def team_preset_delete(*, preset: TeamPreset) -> None:
+    """Questions and evaluation runs that used it keep the configuration they stored."""
+    preset.delete()

@@ -6,7 +6,9 @@ from django import forms
 
 from documents.selectors import corpora_for_user
 from qa import presets
+from qa.pipeline.parameters import BY_NAME, PARAMETERS
 from qa.presets import default_preset
+from qa.selectors import team_presets_for_user
 from qa.services import MAX_QUESTION_CHARS
 from review.models import GoldCase, Review
 from review.selectors import QUEUE_STATUSES
@@ -14,6 +16,17 @@ from review.selectors import QUEUE_STATUSES
 
 def preset_choices() -> list[tuple[str, str]]:
     return [(name, name) for name in presets.PRESET_NAMES]
+
+
+def preset_choices_for(user) -> list:
+    """Built-in presets, then each of the user's teams' own, grouped (a team preset runs on its team's
+    corpora only; the service says so when the corpus is another team's)."""
+    groups: dict[str, list[tuple[str, str]]] = {}
+    for saved in team_presets_for_user(user):
+        groups.setdefault(f"Team {saved.team.name}", []).append((saved.name, saved.name))
+    if not groups:
+        return preset_choices()
+    return [("Built-in", preset_choices()), *groups.items()]
 
 
 class UIForm(forms.Form):
@@ -30,7 +43,7 @@ class UIForm(forms.Form):
 
 class AskForm(UIForm):
     corpus = forms.ModelChoiceField(queryset=None, empty_label=None)
-    preset = forms.ChoiceField(choices=preset_choices)
+    preset = forms.ChoiceField()
     question = forms.CharField(
         max_length=MAX_QUESTION_CHARS,
         strip=True,
@@ -44,7 +57,71 @@ class AskForm(UIForm):
         super().__init__(*args, **kwargs)
         self.fields["corpus"].queryset = corpora_for_user(user)
         self.fields["corpus"].error_messages["invalid_choice"] = "Choose one of your team's corpora."
+        self.fields["preset"].choices = preset_choices_for(user)
         self.fields["preset"].initial = default_preset()
+        add_advanced_fields(self)
+
+    def preset_names(self) -> set[str]:
+        names = set()
+        for value, label in self.fields["preset"].choices:
+            if isinstance(label, list | tuple):  # a group: (team label, [(name, name), ...])
+                names.update(name for name, _ in label)
+            else:
+                names.add(value)
+        return names
+
+    def clean(self):
+        cleaned = super().clean()
+        cleaned["parameters"] = advanced_parameters(cleaned)
+        return cleaned
+
+
+# --- the ask form's "advanced" disclosure: preset parameters for one question --------------
+# Built from the pipeline's own parameter list (qa.pipeline.parameters), so a retriever added
+# there is offered here. Left blank, a field keeps the preset's value.
+ADVANCED_FIELDS = ("retriever", "alpha", "top_k", "reranker")
+
+
+def add_advanced_fields(form: forms.Form) -> None:
+    for name in ("retriever", "reranker"):
+        parameter = BY_NAME[name]
+        form.fields[name] = forms.ChoiceField(
+            required=False,
+            label=parameter.label,
+            help_text=parameter.help,
+            choices=[("", "Preset's own")] + [(c, c) for c in parameter.choices],
+        )
+    top_k = BY_NAME["top_k"]
+    form.fields["top_k"] = forms.IntegerField(
+        required=False,
+        min_value=int(top_k.minimum),
+        max_value=int(top_k.maximum),
+        label=top_k.label,
+        help_text=f"{top_k.help} Blank: the preset's own.",
+    )
+    alpha = BY_NAME["alpha"]
+    form.fields["alpha"] = forms.FloatField(
+        required=False,
+        min_value=alpha.minimum,
+        max_value=alpha.maximum,
+        initial=0.5,
+        label=alpha.label,
+        help_text=f"{alpha.help} Applies to hybrid min-max retrieval only.",
+        widget=forms.NumberInput(attrs={"type": "range", "step": "0.05", "min": "0", "max": "1"}),
+    )
+    # A slider always has a value, so a box says whether to use it.
+    form.fields["alpha_set"] = forms.BooleanField(required=False, label="Set alpha")
+
+
+def advanced_parameters(cleaned: dict) -> dict[str, object]:
+    """The advanced fields the asker filled in, as preset parameters."""
+    values = {}
+    for name in ("retriever", "reranker", "top_k"):
+        if cleaned.get(name) not in (None, ""):
+            values[name] = cleaned[name]
+    if cleaned.get("alpha_set") and cleaned.get("alpha") is not None:
+        values["alpha"] = cleaned["alpha"]
+    return values
 
 
 # Evaluation runs' questions are left out of lists unless the reader asks for them.
@@ -263,3 +340,51 @@ class EvaluationRunForm(UIForm):
         )
         self.fields["split"].choices = [("", "All splits")] + list(GoldCase.Split.choices)
         self.fields["preset"].initial = default_preset()
+
+
+# --- team presets -----------------------------------------------------------------------
+
+
+def parameter_field(parameter) -> forms.Field:
+    """A form field for one preset parameter; blank keeps the base preset's value."""
+    common = {"required": False, "label": parameter.label, "help_text": parameter.help}
+    if parameter.kind is str:
+        return forms.ChoiceField(
+            choices=[("", "Base preset's own")] + [(c, c) for c in parameter.choices], **common
+        )
+    if parameter.kind is int:
+        return forms.IntegerField(
+            min_value=int(parameter.minimum), max_value=int(parameter.maximum), **common
+        )
+    return forms.FloatField(
+        min_value=parameter.minimum,
+        max_value=parameter.maximum,
+        widget=forms.NumberInput(attrs={"step": "0.05"}),
+        **common,
+    )
+
+
+class TeamPresetForm(UIForm):
+    """Save a built-in preset plus parameters under a name for one of the user's teams."""
+
+    team = forms.ModelChoiceField(queryset=None, empty_label=None)
+    name = forms.CharField(max_length=50, help_text="Letters, digits, '.', '_' or '-'.")
+    description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+    base = forms.ChoiceField(choices=preset_choices, label="Starts from preset")
+
+    def __init__(self, *args, teams, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["team"].queryset = teams
+        self.fields["base"].initial = default_preset()
+        for parameter in PARAMETERS:
+            self.fields[parameter.name] = parameter_field(parameter)
+
+    def parameter_fields(self):
+        return [self[parameter.name] for parameter in PARAMETERS]
+
+    def clean(self):
+        cleaned = super().clean()
+        cleaned["parameters"] = {
+            p.name: cleaned[p.name] for p in PARAMETERS if cleaned.get(p.name) not in (None, "")
+        }
+        return cleaned

@@ -12,6 +12,7 @@ from ui.views import (
     evaluate,
     history,
     operations,
+    presets,
     review,
     signin,
 )
@@ -38,6 +39,8 @@ urlpatterns = [
     path("annotate/", annotate.annotate, name="annotate"),
     path("benchmarks/<int:pk>/", benchmarks.benchmark, name="benchmark"),
     path("benchmarks/<int:benchmark_pk>/cases/<int:pk>/", benchmarks.gold_case, name="gold-case"),
+    path("presets/", presets.team_presets, name="team-presets"),
+    path("presets/<int:pk>/delete/", presets.team_preset_remove, name="team-preset-delete"),
     path("evaluate/", evaluate.evaluate, name="evaluate"),
     path("evaluate/runs/<int:pk>/", evaluate.evaluation_run, name="evaluation-run"),
     path(

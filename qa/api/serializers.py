@@ -3,16 +3,63 @@ from __future__ import annotations
 from rest_framework import serializers
 from rest_framework.reverse import reverse
 
+from documents.errors import DomainError
 from qa import presets
-from qa.models import Answer, AnswerSentence, Citation, Question
+from qa.models import Answer, AnswerSentence, Citation, Question, TeamPreset
+from qa.pipeline.parameters import PARAMETERS, Parameter
 from qa.selectors import ORIGINS
+
+
+def _parameter_field(parameter: Parameter) -> serializers.Field:
+    common = {"required": False, "help_text": parameter.help}
+    if parameter.kind is str:
+        return serializers.ChoiceField(choices=parameter.choices, **common)
+    if parameter.kind is tuple:
+        child = serializers.ChoiceField(choices=parameter.choices)
+        return serializers.ListField(child=child, min_length=2, max_length=2, **common)
+    field = serializers.IntegerField if parameter.kind is int else serializers.FloatField
+    return field(min_value=parameter.minimum, max_value=parameter.maximum, **common)
+
+
+class _ParametersBase(serializers.Serializer):
+    refuses_unknown_fields = True  # groundedqa_site.schema: additionalProperties false
+
+    def to_internal_value(self, data):
+        # Unknown names are refused, not ignored: a misspelt "topk" must not silently do nothing.
+        if isinstance(data, dict):
+            unknown = sorted(set(data) - set(self.fields))
+            if unknown:
+                raise serializers.ValidationError(
+                    {name: [f"Unknown parameter; use one of {', '.join(self.fields)}."] for name in unknown}
+                )
+        return super().to_internal_value(data)
+
+
+# Built from the pipeline's own list, so a retriever added there is offered here.
+PresetParameters = type(
+    "PresetParameters",
+    (_ParametersBase,),
+    {
+        "__doc__": "Preset parameters (qa.pipeline.parameters); each one left out keeps the preset's value.",
+        **{parameter.name: _parameter_field(parameter) for parameter in PARAMETERS},
+    },
+)
 
 
 class AskSerializer(serializers.Serializer):
     corpus = serializers.CharField(help_text="Corpus id or name.")
     question = serializers.CharField(max_length=2000)
-    preset = serializers.ChoiceField(
-        choices=presets.PRESET_NAMES, default=presets.default_preset, help_text="Default: QA_DEFAULT_PRESET."
+    preset = serializers.CharField(
+        max_length=50,
+        default=presets.default_preset,
+        help_text="A built-in preset (GET /api/presets/) or a preset of the corpus's team "
+        "(GET /api/team-presets/). Default: QA_DEFAULT_PRESET.",
+    )
+    parameters = PresetParameters(
+        required=False,
+        help_text='Change the preset for this question only, e.g. {"retriever": "bm25", "top_k": 3}. '
+        "Values that contradict each other (alpha without min-max hybrid retrieval, say) get a 400 "
+        "saying why.",
     )
     conversation = serializers.IntegerField(
         required=False, help_text="Continue this conversation (follow-up)."
@@ -106,3 +153,45 @@ class QuestionSerializer(serializers.ModelSerializer):
 
     def get_status_url(self, question: Question) -> str:
         return reverse("api-question-detail", args=[question.pk], request=self.context.get("request"))
+
+
+class TeamPresetInput(serializers.Serializer):
+    team = serializers.CharField(help_text="Team id or name (one of yours).")
+    name = serializers.CharField(
+        max_length=50, help_text="Letters, digits, '.', '_' or '-'; not a built-in preset's name."
+    )
+    description = serializers.CharField(required=False, allow_blank=True, default="")
+    base = serializers.ChoiceField(
+        choices=presets.PRESET_NAMES,
+        default=presets.default_preset,
+        help_text="The built-in preset it starts from.",
+    )
+    parameters = PresetParameters(required=False, default=dict)
+
+
+class TeamPresetSerializer(serializers.ModelSerializer):
+    team = serializers.CharField(source="team.name")
+    created_by = serializers.CharField(source="created_by.username", default=None, allow_null=True)
+    config = serializers.SerializerMethodField(
+        help_text="The full configuration a question under it runs with."
+    )
+
+    class Meta:
+        model = TeamPreset
+        fields = [
+            "id",
+            "team",
+            "name",
+            "description",
+            "base",
+            "parameters",
+            "config",
+            "created_by",
+            "created_at",
+        ]
+
+    def get_config(self, preset: TeamPreset) -> dict | None:
+        try:
+            return presets.saved_config(preset).to_dict()
+        except DomainError:
+            return None  # its base preset was removed since; resolving it says so on use

@@ -16,4 +16,6 @@ urlpatterns = [
         name="api-corpus-context-relevance",
     ),
     path("corpora/<int:pk>/answer-check/", intrinsics.AnswerCheck.as_view(), name="api-corpus-answer-check"),
+    path("team-presets/", views.TeamPresetListCreate.as_view(), name="api-team-preset-list"),
+    path("team-presets/<int:pk>/", views.TeamPresetDetail.as_view(), name="api-team-preset-detail"),
 ]

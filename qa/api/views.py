@@ -8,9 +8,15 @@ from rest_framework import generics, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from documents.selectors import corpus_get_for_user
+from documents.selectors import corpus_get_for_user, team_get_for_user
 from qa import presets, selectors, services
-from qa.api.serializers import AskSerializer, HistoryQuery, QuestionSerializer
+from qa.api.serializers import (
+    AskSerializer,
+    HistoryQuery,
+    QuestionSerializer,
+    TeamPresetInput,
+    TeamPresetSerializer,
+)
 from qa.models import Conversation
 
 
@@ -54,6 +60,7 @@ class QuestionListCreate(generics.ListAPIView):
             text=data["question"],
             preset=data["preset"],
             conversation=conversation,
+            parameters=data.get("parameters"),
         )
         body = QuestionSerializer(question, context={"request": request}).data
         return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["status_url"]})
@@ -72,3 +79,45 @@ class PresetList(APIView):
     )
     def get(self, request):
         return Response([presets.get_preset(name).to_dict() for name in presets.PRESET_NAMES])
+
+
+class TeamPresetListCreate(generics.ListAPIView):
+    """The presets your teams saved (GET), or save one for a team of yours (POST -> 201).
+
+    A team preset is a built-in preset (``base``) plus ``parameters``; ask with
+    it by name (``preset`` of POST /api/questions/, on a corpus of that team)
+    and evaluate it with ``manage.py evaluate --preset NAME``.
+    """
+
+    serializer_class = TeamPresetSerializer
+
+    def get_queryset(self):
+        return selectors.team_presets_for_user(self.request.user)
+
+    @extend_schema(request=TeamPresetInput, responses={201: TeamPresetSerializer})
+    def post(self, request):
+        body = TeamPresetInput(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        preset = services.team_preset_create(
+            user=request.user,
+            team=team_get_for_user(request.user, data["team"]),
+            name=data["name"],
+            description=data["description"],
+            base=data["base"],
+            parameters=data["parameters"],
+        )
+        return Response(TeamPresetSerializer(preset).data, status=status.HTTP_201_CREATED)
+
+
+class TeamPresetDetail(generics.RetrieveDestroyAPIView):
+    """One of your teams' presets; DELETE removes it (questions and runs that used it keep their
+    configuration). Any member of the team may delete it."""
+
+    serializer_class = TeamPresetSerializer
+
+    def get_object(self):
+        return selectors.team_preset_get_for_user(self.request.user, self.kwargs["pk"])
+
+    def perform_destroy(self, instance):
+        services.team_preset_delete(preset=instance)

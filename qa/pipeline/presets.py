@@ -37,6 +37,10 @@ class PipelineConfig:
     # (runner.standalone_question: the LLM when one is configured, else the previous question
     # prefixed). False searches the follow-up as it was asked.
     rewrite: bool = True
+    # A team preset or an ask request's changes (qa.pipeline.parameters): the built-in preset it
+    # starts from, and the parameters set on top of it, so a run says what it changed.
+    base: str = ""
+    parameters: dict[str, object] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -17,9 +17,10 @@ answered, so a run picked up again after a crash resumes where it stopped.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from datetime import timedelta
 
 from django.conf import settings
@@ -29,10 +30,9 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from groundedqa_site import jobs
-from qa.errors import UnknownPreset
+from qa import presets
 from qa.models import Answer, Question
 from qa.pipeline.run import PipelineRun
-from qa.presets import PRESET_NAMES, get_preset
 from qa.services import answer_now_with_run
 from review import selectors
 from review.errors import EvaluationInvalid
@@ -54,10 +54,17 @@ AnswerFn = Callable[..., tuple[Question, PipelineRun | None]]
 
 
 def default_answer_fn(
-    *, corpus, text: str, preset: str, user, history=None
+    *, corpus, text: str, preset: str, user, history=None, config: dict | None = None
 ) -> tuple[Question, PipelineRun | None]:
+    """Answer in process; ``config`` (the run's stored configuration) instead of resolving the name again."""
     return answer_now_with_run(
-        corpus=corpus, text=text, preset=preset, user=user, is_evaluation=True, history=history
+        corpus=corpus,
+        text=text,
+        preset=preset,
+        user=user,
+        is_evaluation=True,
+        history=history,
+        config=presets.config_from_dict(config) if config else None,
     )
 
 
@@ -74,21 +81,16 @@ def conversation_history(case: GoldCase) -> list[tuple[str, str]]:
 
 
 def preset_names() -> tuple[str, ...]:
-    return tuple(PRESET_NAMES)
+    """The built-in presets (``--preset all``); a team's own are named one at a time."""
+    return tuple(presets.PRESET_NAMES)
 
 
-def preset_config(name: str) -> dict:
-    """The preset's full configuration as JSON-ready data, stored with the run."""
-    if name not in preset_names():
-        raise UnknownPreset(f"Unknown preset {name!r}; use one of {', '.join(preset_names())}.")
-    config = get_preset(name)
-    if dataclasses.is_dataclass(config) and not isinstance(config, type):
-        config = dataclasses.asdict(config)
-    elif hasattr(config, "to_dict"):
-        config = config.to_dict()
-    elif not isinstance(config, Mapping):
-        config = vars(config)
-    return json.loads(json.dumps(dict(config), default=str))
+def preset_config(name: str, *, team=None) -> dict:
+    """The preset's full configuration as JSON-ready data, stored with the run.
+
+    ``team``: the benchmark corpus's team, whose own presets are found by name too.
+    """
+    return json.loads(json.dumps(presets.resolve(name, team=team).to_dict(), default=str))
 
 
 def evaluation_run_create(
@@ -118,7 +120,7 @@ def evaluation_run_create(
     if convention not in CONVENTIONS:
         raise EvaluationInvalid(f"Unknown convention {convention!r}; use one of {', '.join(CONVENTIONS)}.")
     if config is None:
-        config = preset_config(preset)
+        config = preset_config(preset, team=benchmark.corpus.team)
     cases = GoldCase.objects.filter(benchmark=benchmark, **({"split": split} if split else {}))
     total = min(cases.count(), limit or 10**9)
     if total == 0:
@@ -207,8 +209,10 @@ def evaluation_run_execute(
         logger.info("evaluation run %s: not claimable (done, running elsewhere or gone)", run_id)
         return None
     run = EvaluationRun.objects.select_related("benchmark", "created_by").get(pk=run_id)
+    if answer_fn is None:
+        answer_fn = functools.partial(default_answer_fn, config=run.preset_config)
     with jobs.heartbeat(EvaluationRun, run_id, owner):
-        return _execute(run, answer_fn or default_answer_fn, judge, on_progress)
+        return _execute(run, answer_fn, judge, on_progress)
 
 
 def _execute(run: EvaluationRun, answer_fn: AnswerFn, judge, on_progress) -> EvaluationRun:

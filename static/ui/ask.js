@@ -124,3 +124,16 @@
     });
   }
 })();
+
+// The "advanced" disclosure: show the alpha slider's value, and moving it means "set alpha".
+(function () {
+  "use strict";
+  var slider = document.getElementById("id_alpha");
+  var output = document.getElementById("alpha-value");
+  var setBox = document.getElementById("id_alpha_set");
+  if (!slider || !output) return;
+  slider.addEventListener("input", function () {
+    output.textContent = slider.value;
+    if (setBox) setBox.checked = true;
+  });
+})();

@@ -35,6 +35,7 @@ SECTIONS = {
     "annotate": ("annotate",),
     "evaluate": ("evaluate", "evaluation-run", "evaluation-run-progress", "benchmark", "gold-case"),
     "corpora": ("corpora", "corpus", "corpus-analysis", "document-delete", "corpus-delete"),
+    "presets": ("team-presets",),
     "audit": ("audit",),
     "operations": ("operations",),
 }

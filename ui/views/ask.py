@@ -12,7 +12,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from documents.errors import DomainError
 from documents.selectors import documents_for_user
 from qa import presets
-from qa.selectors import question_get_for_user, question_history, question_run
+from qa.selectors import question_get_for_user, question_history, question_run, team_presets_for_user
 from qa.services import question_ask
 from ui import selectors
 from ui.forms import AskForm, default_preset
@@ -33,6 +33,7 @@ def _ask_page(request, form, *, turns=(), conversation=None, status=200):
             "has_corpora": form.fields["corpus"].queryset.exists(),
             "recent": question_history(request.user).defer(*LIST_DEFERRED)[:RECENT_QUESTIONS],
             "presets": [presets.get_preset(name) for name in presets.PRESET_NAMES],
+            "team_presets": team_presets_for_user(request.user),
             "any_pending": any(q.status in ("queued", "running") for q in turns),
         },
         status=status,
@@ -47,7 +48,10 @@ def ask(request):
         corpus_id = request.GET.get("corpus", "")
         if corpus_id.isdigit():
             initial["corpus"] = corpus_id
-        return _ask_page(request, AskForm(user=request.user, initial=initial))
+        form = AskForm(user=request.user, initial=initial)
+        if request.GET.get("preset") in form.preset_names():  # "Ask with it" on the presets page
+            form.initial["preset"] = request.GET["preset"]
+        return _ask_page(request, form)
 
     form = AskForm(request.POST, user=request.user)
     conversation = None
@@ -66,6 +70,7 @@ def ask(request):
                 text=form.cleaned_data["question"],
                 preset=form.cleaned_data["preset"],
                 conversation=conversation,
+                parameters=form.cleaned_data["parameters"],
             )
         except DomainError as exc:
             form.add_error(None, str(exc))
@@ -91,10 +96,12 @@ def question(request, pk: int):
         user=request.user,
         initial={
             "corpus": current.corpus_id,
-            "preset": latest.preset if latest.preset in presets.PRESET_NAMES else default_preset(),
+            "preset": latest.preset,
             "conversation": current.conversation_id if own else None,
         },
     )
+    if latest.preset not in form.preset_names():  # a team preset deleted since
+        form.initial["preset"] = default_preset()
     return _ask_page(request, form, turns=turns, conversation=current.conversation if own else None)
 
 

@@ -2,7 +2,9 @@
     [--limit N]
 python manage.py evaluate --compare RUN_A RUN_B
 
-Runs every case of the benchmark through each preset in this process (one
+P is a built-in preset or a preset of the benchmark corpus's team (saved in the
+browser or through /api/team-presets/). Runs every case of the benchmark through
+each preset in this process (one
 EvaluationRun per preset, kept for --compare and the API), with a progress
 bar, and prints the metrics table (``review.evaluation.report.results_table``:
 on analyst-bench's train split the report's layout, with the published
@@ -38,8 +40,9 @@ class Command(BaseCommand):
         parser.add_argument(
             "--preset",
             default=None,
-            help="A preset name, 'all', or 'flows' (the four flows: none, rewrite, answerability, "
-            "rewrite + answerability, side by side). Default: QA_DEFAULT_PRESET.",
+            help="A preset name (built-in, or a preset of the benchmark corpus's team), 'all' (every "
+            "built-in one), or 'flows' (the four flows: none, rewrite, answerability, rewrite + "
+            "answerability, side by side). Default: QA_DEFAULT_PRESET.",
         )
         parser.add_argument("--split", choices=["train", "dev", "test"], help="Default: every split.")
         parser.add_argument("--limit", type=int, help="Only the first N cases (in split, case id order).")
@@ -104,7 +107,7 @@ class Command(BaseCommand):
 
     def _run(self, benchmark, preset, options, user, answer_fn) -> EvaluationRun:
         try:
-            config = service.preset_config(preset)
+            config = service.preset_config(preset, team=benchmark.corpus.team)
         except DomainError as exc:
             if answer_fn is None:
                 raise CommandError(str(exc)) from exc
