@@ -43,7 +43,7 @@ def test_a_team_preset_keeps_its_own_name_and_its_parameters_on_top_of_another_s
 
 def test_the_choices_are_the_pipelines_own():
     assert BY_NAME["retriever"].choices == RETRIEVER_NAMES and "multi-vector" in RETRIEVER_NAMES
-    assert set(BY_NAME["reranker"].choices) == {"none", "evidence", "cross-encoder"}
+    assert {"none", "evidence", "cross-encoder"} <= set(BY_NAME["reranker"].choices)
     assert parameter_values(get_preset("default"))["alpha"] == 0.5
     assert "top_k" not in parameter_values(get_preset("vanilla"))  # it does not retrieve
 
