@@ -50,6 +50,7 @@ from qa.pipeline.confidence import (  # noqa: E402
     ANSWER_CHECK_NAMES,
     CONFIDENCE_NAMES,
     answer_check_features,
+    bounded,
     confidence_features,
     fitted,
 )
@@ -248,6 +249,14 @@ class Models:
     answerability: LogisticModel
     answer_check: LogisticModel
     confidence: LogisticModel
+    rule_precision: float | None = None  # share of the hard rule's refusals that were unanswerable
+    rule_count: int = 0
+
+
+def rule_precision(rows: list[dict]) -> tuple[float | None, int]:
+    """How often a refusal by the hard rule (an asked-for amount no passage states) was right."""
+    ruled = [r for r in rows if r["forced_refusal"]]
+    return (sum(not r["answerable"] for r in ruled) / len(ruled) if ruled else None), len(ruled)
 
 
 @dataclass(frozen=True)
@@ -271,17 +280,18 @@ def decide(rows: list[dict], models: Models, *, with_check: bool = True) -> Deci
         relevance = relevance_of(row)
         if early or row["generator_refused"] or relevance is None:
             refused[i] = True
-            confidence[i] = 1.0 - p1[i]
+            by_rule = row["forced_refusal"] and models.rule_precision is not None
+            confidence[i] = bounded(models.rule_precision if by_rule else 1.0 - p1[i])
             continue
         if with_check:
             features = answer_check_features(p1[i], relevance)
             p2[i] = models.answer_check.probability(features)[0]
             if not relevance.addresses or p2[i] < models.answer_check.threshold:
                 refused[i] = True
-                confidence[i] = 1.0 - p2[i]
+                confidence[i] = bounded(1.0 - p2[i])
                 continue
         features = confidence_features(p2[i], relevance, row["support_share"])
-        confidence[i] = models.confidence.probability(features)[0]
+        confidence[i] = bounded(models.confidence.probability(features)[0])
     return Decisions(p1, p2, refused, confidence)
 
 
@@ -322,7 +332,7 @@ def fit_models(train: list[dict], l2: float, *, early_recall: float, final_recal
     )
     outcomes = np.array([confidence_outcome(train[i], False) for i in answered], dtype=float)
     confidence = LogisticModel.fit(features, outcomes, CONFIDENCE_NAMES, l2=l2)
-    return Models(first, check, confidence)
+    return Models(first, check, confidence, *rule_precision(train))
 
 
 def folds_of(rows: list[dict], folds: int = FOLDS, seed: int = 0) -> np.ndarray:
@@ -437,6 +447,9 @@ def main() -> None:
         help="analyst-bench over gold + already-cached documents only",
     )
     parser.add_argument("--write", action="store_true", help="fit on all tuning data and write the model")
+    parser.add_argument(
+        "--write-rule", action="store_true", help="only add the hard rule's precision to the stored models"
+    )
     parser.add_argument("--l2", type=float, default=1.0)
     parser.add_argument(
         "--early-recall", type=float, default=0.98, help="answerable recall kept before generation"
@@ -455,8 +468,11 @@ def main() -> None:
     for stage in ("signals", "answer_relevance"):
         seconds = statistics.median(r["seconds"][stage] for r in rows)
         print(f"  {stage} per question: p50 {seconds * 1000:.1f} ms")
+    print(f"  hard-rule refusals on the tuning data: {models.rule_count}, precision {models.rule_precision}")
     if args.write:
         write_models(rows, models, args)
+    elif args.write_rule:
+        write_rule_only(models, args)
 
 
 def write_models(rows: list[dict], models: Models, args) -> None:
@@ -473,8 +489,24 @@ def write_models(rows: list[dict], models: Models, args) -> None:
         name: fitted(getattr(models, name), trained_on=trained_on).to_json()
         for name in ("answerability", "answer_check", "confidence")
     }
+    payload["refusal_rule"] = rule_payload(models, trained_on)
     MODEL_FILE.write_text(json.dumps(payload, indent=1) + "\n")
     print(f"wrote {MODEL_FILE.relative_to(REPO)}")
+
+
+def rule_payload(models: Models, trained_on: str) -> dict:
+    return {"precision": models.rule_precision, "count": models.rule_count, "trained_on": trained_on}
+
+
+def write_rule_only(models: Models, args) -> None:
+    """Add the rule's precision to the stored models without refitting them (``--write-rule``)."""
+    stored = json.loads(MODEL_FILE.read_text())
+    counts = f"{models.rule_count} rule refusals of CLAPNQ-dev and analyst-bench train" + (
+        " (over gold + cached documents only)" if args.analyst_subset else ""
+    )
+    stored["refusal_rule"] = rule_payload(models, counts + ", written by bench/answerability.py --write-rule")
+    MODEL_FILE.write_text(json.dumps(stored, indent=1) + "\n")
+    print(f"wrote refusal_rule (precision {models.rule_precision}) into {MODEL_FILE.relative_to(REPO)}")
 
 
 if __name__ == "__main__":

@@ -210,6 +210,7 @@ class AnswerabilityVerdict:
     judge: str  # "signals" or "llm"
     signals: AnswerabilitySignals | None = None
     missing: tuple[str, ...] = ()  # what is asked and not stated (the parts of a partial answer)
+    by_rule: bool = False  # a hard rule decided (``hard_rule``), not the model's probability
 
     @property
     def should_answer(self) -> bool:
@@ -223,6 +224,7 @@ class AnswerabilityVerdict:
             "judge": self.judge,
             "signals": {k: round(v, 4) for k, v in asdict(self.signals).items()} if self.signals else None,
             "missing": list(self.missing),
+            "by_rule": self.by_rule,
         }
 
 
@@ -282,7 +284,9 @@ class SignalAnswerability:
         ruled = hard_rule(question, ranked, analysis, signals)
         if ruled is not None:
             kind, reason, missing = ruled
-            return AnswerabilityVerdict(kind, min(probability, 0.05), reason, "signals", signals, missing)
+            return AnswerabilityVerdict(
+                kind, min(probability, 0.05), reason, "signals", signals, missing, by_rule=True
+            )
         kind = ANSWERABLE if probability >= self.threshold else UNANSWERABLE
         reason = f"p(answerable) {probability:.3f} {'>=' if kind == ANSWERABLE else '<'} {self.threshold:.3f}"
         return AnswerabilityVerdict(kind, probability, reason, "signals", signals)

@@ -11,12 +11,21 @@ data named there):
   sentences that do not address the question are not an answer;
 - confidence: p(the answer is right), where right means what the bench scores:
   an answer to an answerable question whose citations reach F1 >= 0.5 against
-  the gold evidence, or a refusal of an unanswerable one. A refusal's
-  confidence is 1 - the last answerability probability computed for it.
+  the gold evidence, or a refusal of an unanswerable one.
+
+A refusal's confidence is the probability that refusing is right, never a
+bare 100%: 1 - the last calibrated answerability probability computed for
+it; for a refusal a hard rule decided (an asked-for amount no passage
+states), the share of such refusals that were right on the tuning data
+(``refusal_rule`` in the model file); for an underspecified question, none
+(``None``: nothing was judged against the corpus, so there is nothing to be
+right about; the answer's note says so). Every probability is kept within
+[0.01, 0.99]: ~230 tuning questions cannot show a model to be surer than that.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -84,13 +93,22 @@ class AnswerCheck:
         }
 
 
+PROBABILITY_BOUNDS = (0.01, 0.99)
+
+
+def bounded(probability: float) -> float:
+    low, high = PROBABILITY_BOUNDS
+    return min(max(float(probability), low), high)
+
+
 @dataclass(frozen=True)
 class Confidence:
-    probability: float
+    probability: float | None  # None: not applicable (an underspecified question; ``basis`` says why)
     basis: str
 
     def to_trace(self) -> dict:
-        return {"probability": round(self.probability, 4), "basis": self.basis}
+        shown = None if self.probability is None else round(self.probability, 4)
+        return {"probability": shown, "basis": self.basis}
 
 
 class TrustModels:
@@ -99,6 +117,9 @@ class TrustModels:
     def __init__(self, path: Path | str = MODEL_PATH) -> None:
         self.answer_check = load_model(path, "answer_check")
         self.confidence = load_model(path, "confidence")
+        with Path(path).open(encoding="utf-8") as handle:
+            rule = json.load(handle).get("refusal_rule")  # absent from model files written before it
+        self.rule_precision: float | None = rule["precision"] if rule else None
 
     def check_answer(self, answerability: float, relevance: AnswerRelevance) -> AnswerCheck:
         probability = float(self.answer_check.probability(answer_check_features(answerability, relevance))[0])
@@ -106,11 +127,19 @@ class TrustModels:
 
     def of_answer(self, check: AnswerCheck, labels: Sequence[str]) -> Confidence:
         features = confidence_features(check.probability, check.relevance, support_share(labels))
-        return Confidence(float(self.confidence.probability(features)[0]), "answer: confidence model")
+        return Confidence(bounded(self.confidence.probability(features)[0]), "answer: confidence model")
+
+    def of_refusal(self, answerability: float, *, by_rule: bool = False) -> Confidence:
+        """That refusing is right: see the module's docstring."""
+        if by_rule and self.rule_precision is not None:
+            return Confidence(
+                bounded(self.rule_precision), "refusal by rule: its precision on the tuning data"
+            )
+        return Confidence(bounded(1.0 - answerability), "refusal: 1 - p(answerable)")
 
     @staticmethod
-    def of_refusal(answerability: float) -> Confidence:
-        return Confidence(1.0 - answerability, "refusal: 1 - p(answerable)")
+    def not_applicable(reason: str) -> Confidence:
+        return Confidence(None, f"not applicable: {reason}")
 
 
 def fitted(model: LogisticModel, **changes) -> LogisticModel:

@@ -23,7 +23,7 @@ from qa.pipeline.rerank import top_sentence_similarity
 from qa.pipeline.retrieval import RetrievalConfig, RetrievalResult, retrieve
 from qa.pipeline.run import AnsweringStep, Candidate, PipelineRun, RankedKey, RetrievalStep, TrustStep
 from qa.pipeline.text import split_sentences
-from qa.pipeline.trust import after_generation, before_generation, refusal_for
+from qa.pipeline.trust import after_generation, before_generation, refusal_confidence, refusal_for
 from qa.pipeline.types import UNSUPPORTED, Answer, AnswerSentence, ScoredPassage
 
 TRACE_CANDIDATES = 20
@@ -178,7 +178,8 @@ def answer_stage(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[ScoredPa
         if not before.verdict.should_answer:
             answer = refusal_for(before.verdict, documents)
             step = AnsweringStep(outcome="refused", note=answer.note)
-            return replace(run, answering=step, answer=answer)
+            refused = replace(run.trust, confidence=refusal_confidence(before.verdict))
+            return replace(run, trust=refused, answering=step, answer=answer)
         passages = before.passages
     started = time.perf_counter()
     answered = answer_from_ranking(

@@ -16,6 +16,7 @@ from functools import lru_cache
 from typing import Literal
 
 from qa.pipeline.answerability import (
+    UNDERSPECIFIED,
     AnswerabilityVerdict,
     LLMAnswerability,
     SignalAnswerability,
@@ -97,13 +98,24 @@ def before_generation(
     return BeforeGeneration(verdict, context, passages)
 
 
+def refusal_confidence(verdict: AnswerabilityVerdict) -> Confidence:
+    """That refusing before generation is right; not applicable for a question too vague to judge."""
+    if verdict.kind == UNDERSPECIFIED:
+        return TrustModels.not_applicable("the question was not judged against the corpus")
+    return trust_models().of_refusal(verdict.probability, by_rule=verdict.by_rule)
+
+
 def refusal_for(verdict: AnswerabilityVerdict, documents: Sequence[str]) -> Answer:
+    confidence = refusal_confidence(verdict)
+    note = f"Refused ({verdict.kind}): {verdict.reason}."
+    if confidence.probability is None:
+        note += " Confidence: not applicable (the question was not judged against the corpus)."
     return Answer(
         sentences=(AnswerSentence(REFUSAL_TEXT, (), UNSUPPORTED),),
         refused=True,
-        note=f"Refused ({verdict.kind}): {verdict.reason}.",
+        note=note,
         retrieved_documents=tuple(documents),
-        confidence=TrustModels.of_refusal(verdict.probability).probability,
+        confidence=confidence.probability,
     )
 
 
@@ -118,7 +130,7 @@ def after_generation(
     """Refuse an answer that does not address the question; give every answer its confidence."""
     models = trust_models()
     if answer.refused:
-        confidence = models.of_refusal(verdict.probability)
+        confidence = refusal_confidence(verdict)
         return AfterGeneration(replace(answer, confidence=confidence.probability), None, confidence)
     relevance = answer_relevance(question, answer.sentences, embedder, analysis=analyse_question(question))
     check = models.check_answer(verdict.probability, relevance)

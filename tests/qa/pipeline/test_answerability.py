@@ -6,10 +6,12 @@ import json
 from dataclasses import replace
 
 import numpy as np
+import pytest
 
 from qa.pipeline.answerability import (
     ANSWER_KINDS,
     ANSWERABLE,
+    MODEL_PATH,
     SIGNAL_NAMES,
     UNANSWERABLE,
     UNDERSPECIFIED,
@@ -166,3 +168,22 @@ def test_threshold_override_changes_the_decision():
     lenient = SignalAnswerability(threshold=0.0).judge(question, hits(oman))
     assert (strict.kind, lenient.kind) == (UNANSWERABLE, ANSWERABLE)
     assert replace(strict, kind=ANSWERABLE).should_answer and not strict.should_answer
+
+
+def test_a_refusal_is_never_certain_and_a_rule_refusal_takes_the_rule_precision(tmp_path):
+    from qa.pipeline.answerability import AnswerabilityVerdict
+    from qa.pipeline.confidence import TrustModels
+    from qa.pipeline.trust import refusal_confidence
+
+    nothing_found = AnswerabilityVerdict("unanswerable", 0.0, "retrieval returned no passages", "signals")
+    assert refusal_confidence(nothing_found).probability == 0.99
+    stored = json.loads(MODEL_PATH.read_text())
+    stored["refusal_rule"] = {"precision": 0.8, "count": 40, "trained_on": "test"}
+    path = tmp_path / "model.json"
+    path.write_text(json.dumps(stored))
+    models = TrustModels(path)
+    assert models.of_refusal(0.03, by_rule=True).probability == 0.8
+    assert models.of_refusal(0.3).probability == pytest.approx(0.7)
+    del stored["refusal_rule"]
+    path.write_text(json.dumps(stored))
+    assert TrustModels(path).of_refusal(0.03, by_rule=True).probability == pytest.approx(0.97)

@@ -63,7 +63,18 @@ def test_on_topic_question_for_an_unstated_fact_is_refused(demo, question):
     answer, run = ask(demo, question)
     assert answer.refused, f"answered {question!r} with {answer.text!r}"
     assert answer.note.startswith("Refused")
-    assert answer.confidence is not None and 0.0 <= answer.confidence <= 1.0
+    # That refusing is right, calibrated: never shown as a certain 100%.
+    assert answer.confidence is not None and 0.0 < answer.confidence <= 0.99
+    assert run.trust.confidence.probability == answer.confidence
+
+
+def test_a_question_too_vague_to_judge_gets_no_confidence_and_says_why(demo):
+    answer, run = ask(demo, "Tell me more about it.")
+    assert answer.refused and run.trust.answerability.kind == "underspecified"
+    assert answer.confidence is None
+    assert "Confidence: not applicable" in answer.note
+    assert run.trust.confidence.basis.startswith("not applicable")
+    assert type(run).from_json(run.to_json()).trust.confidence.probability is None
 
 
 @pytest.mark.parametrize(("question", "fact"), ANSWERABLE)
