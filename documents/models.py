@@ -151,3 +151,66 @@ class Chunk(models.Model):
 
     def __str__(self) -> str:
         return f"{self.document_id}:{self.first_ordinal}-{self.last_ordinal}"
+
+
+class LexicalUnit(models.IntegerChoices):
+    """The retrieval units BM25 ranks; the pipeline's names are their labels."""
+
+    DOCUMENT = 0, "document"
+    CHUNK = 1, "chunk"
+    SENTENCE = 2, "sentence"
+
+
+class Posting(models.Model):
+    """How often a term occurs in one live unit: BM25's inverted index, in PostgreSQL.
+
+    Written in the transaction that makes a document's content live and removed
+    in the one that deletes or replaces it (documents/lexical.py), so a new
+    document is searchable as soon as it is ready. ``ready_version`` and
+    ``length`` repeat the document's version and the unit's token count, so a
+    query reads nothing but the postings of its terms.
+    """
+
+    pk = models.CompositePrimaryKey("corpus_id", "unit", "term", "item")
+    corpus = models.ForeignKey(Corpus, on_delete=models.CASCADE, related_name="+", db_index=False)
+    unit = models.PositiveSmallIntegerField(choices=LexicalUnit.choices)
+    term = models.TextField()
+    item = models.BigIntegerField()  # pk of the Sentence / Chunk / Document
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="+")
+    ready_version = models.BigIntegerField()
+    tf = models.IntegerField()
+    length = models.IntegerField()
+
+    def __str__(self) -> str:
+        return f"{self.term} in {LexicalUnit(self.unit).label} {self.item}"
+
+
+class TermStat(models.Model):
+    """Number of live units of a corpus containing a term (BM25's document frequency)."""
+
+    pk = models.CompositePrimaryKey("corpus_id", "unit", "term")
+    corpus = models.ForeignKey(Corpus, on_delete=models.CASCADE, related_name="+", db_index=False)
+    unit = models.PositiveSmallIntegerField(choices=LexicalUnit.choices)
+    term = models.TextField()
+    df = models.IntegerField()
+
+    def __str__(self) -> str:
+        return f"{self.term}: {self.df} {LexicalUnit(self.unit).label}s"
+
+
+class LexicalTotals(models.Model):
+    """One live document's contribution to a unit's unit count and token count (BM25's N and avgdl).
+
+    Units without a single indexed token count too, as they do in rank-bm25.
+    """
+
+    pk = models.CompositePrimaryKey("document_id", "unit")
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="+")
+    unit = models.PositiveSmallIntegerField(choices=LexicalUnit.choices)
+    corpus = models.ForeignKey(Corpus, on_delete=models.CASCADE, related_name="+")
+    ready_version = models.BigIntegerField()
+    units = models.IntegerField()
+    tokens = models.BigIntegerField()
+
+    def __str__(self) -> str:
+        return f"{self.document_id}: {self.units} {LexicalUnit(self.unit).label}s, {self.tokens} tokens"

@@ -26,6 +26,7 @@ from django.utils import timezone
 
 from audit.models import AuditEvent
 from audit.services import audit_record
+from documents import lexical
 from documents.errors import CorpusExists, CorpusInvalid, IngestError, UploadTooLarge, UploadUnsupported
 from documents.models import EMBEDDING_DIM, Chunk, Corpus, Document, Sentence, Team
 from documents.parsing import (
@@ -369,10 +370,18 @@ def _swap_in(document_id, expected_hash, sentences, windows, vectors, *, owner=N
             )
             for first, last in windows
         ]
+        lexical.unindex_document(corpus_id=corpus_id, document_id=document_id)
         Sentence.objects.filter(document_id=document_id).delete()
         Chunk.objects.filter(document_id=document_id).delete()
         Sentence.objects.bulk_create(sentences, batch_size=SAVE_BATCH)
         Chunk.objects.bulk_create(chunks, batch_size=SAVE_BATCH)
+        lexical.index_document(
+            corpus_id=corpus_id,
+            document_id=document_id,
+            ready_version=version,
+            sentences=[(s.pk, s.text) for s in sentences],
+            chunks=[(c.pk, c.first_ordinal, c.last_ordinal) for c in chunks],
+        )
         staged = document.pending_sentences
         document.text = document.pending_text
         document.content_hash = expected_hash
@@ -491,6 +500,7 @@ def document_delete(*, document: Document, actor=None) -> None:
     with transaction.atomic():
         _audit_document(actor, AuditEvent.Action.DOCUMENT_DELETE, document)
         _next_corpus_version(document.corpus_id)
+        lexical.unindex_document(corpus_id=document.corpus_id, document_id=document.pk)
         document.delete()
 
 

@@ -1,91 +1,51 @@
 """The one place that turns ORM rows and pgvector queries into pipeline values.
 
 ``DjangoCorpusIndex`` satisfies ``qa.pipeline.protocols.CorpusIndex`` for one
-corpus at one version. Dense search runs in PostgreSQL over the HNSW indexes;
-BM25 runs in process over a snapshot of the corpus's live sentences. Passage
+corpus at one version, and keeps nothing of the corpus in the worker: BM25
+runs in PostgreSQL over the postings (documents/lexical.py), dense search over
+the HNSW indexes, and only the passages a search returned are read, then
+kept for the life of the index object (one stage of one question). A
+worker's memory therefore does not grow with the corpus, and a document that
+turns ready is searchable by the next query without any rebuild. Passage
 keys match ``InMemoryCorpusIndex``'s scheme: "sentence:<pk>", "chunk:<pk>",
 "document:<external id>".
 
-Versions: ``Corpus.version`` goes up in the transaction that makes a document's
-content live (``Document.ready_version`` records that version) and in the one
-that deletes a document (documents/services.py). A snapshot is read in one
-REPEATABLE READ transaction, so it holds exactly one version; retrieval records
-that version on the question and later stages ask for the same one. The
-corpus at an older version V, as far as it still exists, is the current
-snapshot without the documents whose content went live after V: a document
-deleted since is simply absent, one replaced since is absent (its old rows are
-gone) rather than mixed in. A stage therefore never sees two versions and
-never fails because a document changed under it.
-
-Snapshots are built per document and reused across versions, so a document
-becoming ready costs every worker one read of that document, not of the corpus.
+Versions: ``Corpus.version`` goes up in the transaction that makes a
+document's content live (``Document.ready_version`` records that version)
+and in the one that deletes a document (documents/services.py). The index
+reads the corpus at the version it was given (an earlier stage's, recorded on
+the question) or at the current one, and every read filters on
+``ready_version <= version``: the corpus at version V, as far as it still
+exists, is the current one without the documents whose content went live
+after V. A document deleted since is absent, one replaced since is absent
+too (its old rows are gone) rather than mixed in. Each read is one snapshot
+(REPEATABLE READ where the caller is not already in a transaction), so a
+passage is never half old and half new, and a stage never fails because a
+document changed under it: a search drops what it can no longer read.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterable, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 
 import numpy as np
 from django.db import connection, transaction
 from pgvector.django import CosineDistance
 
+from documents import lexical
 from documents.models import EMBEDDING_DIM, Chunk, Corpus, Document, Sentence
-from qa.pipeline.bm25 import BM25Index
 from qa.pipeline.types import Passage, SourceSentence, Unit
 
 # HNSW search breadth; with iterative scans, a corpus filter still yields k rows.
 HNSW_EF_SEARCH = 100
 UNITS: tuple[Unit, ...] = ("document", "chunk", "sentence")
 
+_SENTENCE_COLUMNS = 's.id, d.external_id, d.title, s.ordinal, s.label, s.text, s.start, s."end"'
+
 
 class CorpusGone(LookupError):
     """The corpus was deleted while a question about it was being answered."""
-
-
-@dataclass(frozen=True)
-class _DocumentEntry:
-    """One document's live content as pipeline values, valid for as long as its ready_version holds."""
-
-    pk: int
-    ready_version: int
-    external_id: str
-    sentences: tuple[SourceSentence, ...]
-    passages: dict[Unit, tuple[Passage, ...]]
-
-
-@dataclass
-class _Snapshot:
-    version: int
-    documents: dict[int, _DocumentEntry]  # by Document pk
-    sentences: dict[str, tuple[SourceSentence, ...]] = field(init=False)  # by external id
-    passages: dict[Unit, list[Passage]] = field(init=False)
-    by_key: dict[str, Passage] = field(init=False)
-    bm25: dict[Unit, BM25Index] = field(default_factory=dict)
-    _views: dict[int, _Snapshot] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        entries = sorted(self.documents.values(), key=lambda e: e.external_id)
-        self.sentences = {e.external_id: e.sentences for e in entries}
-        self.passages = {unit: [p for e in entries for p in e.passages[unit]] for unit in UNITS}
-        self.by_key = {p.key: p for unit in UNITS for p in self.passages[unit]}
-
-    def as_of(self, version: int) -> _Snapshot:
-        """This corpus at an earlier ``version``, minus what was deleted or replaced since."""
-        if version >= self.version:
-            return self
-        with _lock:
-            view = self._views.get(version)
-            if view is None:
-                kept = {pk: e for pk, e in self.documents.items() if e.ready_version <= version}
-                view = self._views[version] = _Snapshot(version, kept)
-        return view
-
-
-_snapshots: dict[int, _Snapshot] = {}
-_lock = threading.Lock()
 
 
 @contextmanager
@@ -94,8 +54,8 @@ def _one_version():
 
     Outside a transaction this is a REPEATABLE READ transaction of its own.
     Inside one (the test suite, a caller's atomic block) the isolation level can
-    no longer change; the reads then see the latest commits, and the build below
-    tolerates a document that appears or vanishes between two of them.
+    no longer change; the reads then see the latest commits, which the version
+    filter and the dropping of unreadable hits tolerate.
     """
     if connection.in_atomic_block:
         yield
@@ -106,87 +66,11 @@ def _one_version():
         yield
 
 
-def load_snapshot(corpus_id: int, version: int | None = None) -> _Snapshot:
-    """The corpus's current snapshot, or the one at ``version`` (an earlier stage's)."""
-    with _one_version():
-        current = Corpus.objects.filter(pk=corpus_id).values_list("version", flat=True).first()
-        if current is None:
-            raise CorpusGone(f"corpus {corpus_id} no longer exists")
-        with _lock:
-            cached = _snapshots.get(corpus_id)
-        if cached is None or cached.version != current:
-            cached = _refresh(corpus_id, current, cached)
-            with _lock:
-                _snapshots[corpus_id] = cached
-    return cached if version is None else cached.as_of(version)
-
-
-def _refresh(corpus_id: int, version: int, previous: _Snapshot | None) -> _Snapshot:
-    live = list(
-        Document.objects.filter(corpus_id=corpus_id)
-        .exclude(content_hash="")
-        .values_list("pk", "ready_version", "external_id", "title")
-    )
-    known = previous.documents if previous is not None else {}
-    kept = {pk: known[pk] for pk, ready, *_ in live if pk in known and known[pk].ready_version == ready}
-    needed = [row for row in live if row[0] not in kept]
-    return _Snapshot(version, {**kept, **_load_entries(needed)})
-
-
-def _load_entries(rows: Sequence[tuple[int, int, str, str]]) -> dict[int, _DocumentEntry]:
-    if not rows:
-        return {}
-    meta = {pk: (ready, external_id, title) for pk, ready, external_id, title in rows}
-    by_document: dict[int, list[SourceSentence]] = {}
-    sentence_rows = (
-        Sentence.objects.filter(document_id__in=list(meta))
-        .order_by("document_id", "ordinal")
-        .values_list("pk", "document_id", "ordinal", "label", "text", "start", "end")
-    )
-    for pk, document_pk, ordinal, label, text, start, end in sentence_rows.iterator(chunk_size=5000):
-        _, external_id, title = meta[document_pk]
-        by_document.setdefault(document_pk, []).append(
-            SourceSentence(pk, external_id, title, ordinal, label, text, start, end)
-        )
-    chunks: dict[int, list[tuple[int, int, int, str]]] = {}
-    chunk_rows = (
-        Chunk.objects.filter(document_id__in=list(meta))
-        .order_by("document_id", "first_ordinal")
-        .values_list("pk", "document_id", "first_ordinal", "last_ordinal", "text")
-    )
-    for pk, document_pk, first, last, text in chunk_rows.iterator(chunk_size=5000):
-        chunks.setdefault(document_pk, []).append((pk, first, last, text))
-    entries = {}
-    for document_pk, own in by_document.items():
-        ready, external_id, title = meta[document_pk]
-        entries[document_pk] = _entry(
-            document_pk, ready, external_id, title, tuple(own), chunks.get(document_pk, ())
-        )
-    # A document listed as live but without sentences was deleted between the reads
-    # (possible only inside a caller's transaction); it is left out, not an error.
-    return entries
-
-
-def _entry(
-    pk: int,
-    ready_version: int,
-    external_id: str,
-    title: str,
-    sentences: tuple[SourceSentence, ...],
-    chunks: Iterable[tuple[int, int, int, str]],
-) -> _DocumentEntry:
-    whole = " ".join(s.text for s in sentences)
-    passages: dict[Unit, tuple[Passage, ...]] = {
-        "document": (Passage(f"document:{external_id}", "document", external_id, title, whole, sentences),),
-        "chunk": tuple(
-            Passage(f"chunk:{chunk_pk}", "chunk", external_id, title, text, sentences[first : last + 1])
-            for chunk_pk, first, last, text in chunks
-        ),
-        "sentence": tuple(
-            Passage(f"sentence:{s.id}", "sentence", external_id, title, s.text, (s,)) for s in sentences
-        ),
-    }
-    return _DocumentEntry(pk, ready_version, external_id, sentences, passages)
+def corpus_version(corpus_id: int) -> int:
+    version = Corpus.objects.filter(pk=corpus_id).values_list("version", flat=True).first()
+    if version is None:
+        raise CorpusGone(f"corpus {corpus_id} no longer exists")
+    return version
 
 
 class DjangoCorpusIndex:
@@ -194,23 +78,44 @@ class DjangoCorpusIndex:
 
     def __init__(self, corpus: Corpus, *, version: int | None = None):
         self.corpus = corpus
-        self._snapshot = load_snapshot(corpus.pk, version)
-        self.version = self._snapshot.version
+        self.version = corpus_version(corpus.pk) if version is None else version
+        self._passages: dict[str, Passage] = {}  # what this index has read, by key
+
+    # --- protocols.CorpusIndex -------------------------------------------------
 
     def passages(self, unit: Unit) -> Sequence[Passage]:
-        return self._snapshot.passages[unit]
+        """Every passage of the unit. Reads the whole unit: for tests and tools, not for serving."""
+        with _one_version():
+            keys = self._all_keys(unit)
+            self._read(keys)
+        return [self._passages[key] for key in keys if key in self._passages]
+
+    def prefetch(self, keys: Sequence[str]) -> None:
+        """``protocols.PrefetchingIndex``: one read for a stage's whole ranking."""
+        with _one_version():
+            self._read(keys)
 
     def passage(self, key: str) -> Passage:
-        return self._snapshot.by_key[key]
+        if key not in self._passages:
+            with _one_version():
+                self._read([key])
+        return self._passages[key]
 
     def lexical_search(self, query: str, unit: Unit, k: int) -> list[tuple[str, float]]:
-        snapshot = self._snapshot
-        index = snapshot.bm25.get(unit)
-        if index is None:
-            # Building is idempotent, so two threads racing here only waste work.
-            index = BM25Index((p.key, p.text) for p in snapshot.passages[unit])
-            snapshot.bm25[unit] = index
-        return index.search(query, k)
+        with _one_version():
+            hits = lexical.bm25_search(
+                corpus_id=self.corpus.pk, unit=unit, query=query, version=self.version, k=k
+            )
+            if unit == "document":
+                external = dict(
+                    Document.objects.filter(pk__in=[item for item, _ in hits]).values_list(
+                        "pk", "external_id"
+                    )
+                )
+                ranked = [(f"document:{external[item]}", score) for item, score in hits if item in external]
+            else:
+                ranked = [(f"{unit}:{item}", score) for item, score in hits]
+            return self._readable(ranked)
 
     def dense_search(self, query_vector: np.ndarray, unit: Unit, k: int) -> list[tuple[str, float]]:
         vector = np.asarray(query_vector, dtype=np.float32).reshape(-1)
@@ -219,14 +124,12 @@ class DjangoCorpusIndex:
                 corpus=self.corpus, ready_version__lte=self.version, embedding__isnull=False
             ).exclude(content_hash="")
             key_of = "external_id"
-            prefix = "document:"
         else:
             model = Sentence if unit == "sentence" else Chunk
             qs = model.objects.filter(
                 document__corpus=self.corpus, document__ready_version__lte=self.version
             ).exclude(document__content_hash="")
             key_of = "pk"
-            prefix = f"{unit}:"
         qs = qs.annotate(distance=CosineDistance("embedding", vector)).order_by("distance")
         with transaction.atomic():
             with connection.cursor() as cursor:
@@ -235,15 +138,20 @@ class DjangoCorpusIndex:
                 cursor.execute("SET LOCAL hnsw.iterative_scan = 'relaxed_order'")
                 cursor.execute(f"SET LOCAL hnsw.ef_search = {max(HNSW_EF_SEARCH, k)}")
             rows = list(qs.values_list(key_of, "distance")[:k])
-        hits = [(f"{prefix}{key}", 1.0 - float(distance)) for key, distance in rows]
-        # Rows committed after this version's snapshot are not in it; relaxed_order
-        # may return rows slightly out of order, so the order is restored too.
-        hits = [hit for hit in hits if hit[0] in self._snapshot.by_key]
+        hits = [(f"{unit}:{key}", 1.0 - float(distance)) for key, distance in rows]
+        # relaxed_order may return rows slightly out of order.
         hits.sort(key=lambda hit: -hit[1])
-        return hits
+        with _one_version():
+            return self._readable(hits)
 
     def document_sentences(self, document_id: str) -> Sequence[SourceSentence]:
-        return self._snapshot.sentences.get(document_id, ())
+        key = f"document:{document_id}"
+        try:
+            return self.passage(key).sentences
+        except KeyError:
+            return ()
+
+    # --- beyond the protocol ----------------------------------------------------
 
     def sentence_vectors(self, sentence_ids: Sequence[int]) -> np.ndarray:
         """Stored sentence vectors in the given order (rerankers use them; no re-encoding).
@@ -256,3 +164,119 @@ class DjangoCorpusIndex:
         dim = len(next(iter(vectors.values()))) if vectors else EMBEDDING_DIM
         rows = [vectors[i] if i in vectors else np.zeros(dim, dtype=np.float32) for i in ids]
         return np.asarray(rows, dtype=np.float32).reshape(len(ids), -1)
+
+    # --- reading passages ---------------------------------------------------------
+
+    def _readable(self, hits: list[tuple[str, float]]) -> list[tuple[str, float]]:
+        """``hits`` whose passages could be read (and now are); a hit deleted since the search is dropped."""
+        self._read([key for key, _ in hits])
+        return [hit for hit in hits if hit[0] in self._passages]
+
+    def _read(self, keys: Iterable[str]) -> None:
+        wanted: dict[str, list[str]] = {unit: [] for unit in UNITS}
+        for key in keys:
+            if key not in self._passages:
+                unit, _, ident = key.partition(":")
+                if unit in wanted:
+                    wanted[unit].append(ident)
+        if wanted["sentence"]:
+            self._read_sentences([int(i) for i in wanted["sentence"]])
+        if wanted["chunk"]:
+            self._read_chunks([int(i) for i in wanted["chunk"]])
+        if wanted["document"]:
+            self._read_documents(wanted["document"])
+
+    def _live(self) -> dict[str, object]:
+        return {"corpus": self.corpus.pk, "version": self.version}
+
+    def _read_sentences(self, ids: list[int]) -> None:
+        rows = _fetch(
+            f"SELECT {_SENTENCE_COLUMNS} FROM documents_sentence AS s"
+            " JOIN documents_document AS d ON d.id = s.document_id"
+            " WHERE s.id = ANY(%(ids)s) AND d.corpus_id = %(corpus)s AND d.ready_version <= %(version)s"
+            " AND d.content_hash <> ''",
+            {**self._live(), "ids": ids},
+        )
+        for row in rows:
+            sentence = SourceSentence(*row)
+            self._passages[f"sentence:{sentence.id}"] = Passage(
+                f"sentence:{sentence.id}",
+                "sentence",
+                sentence.document_id,
+                sentence.document_title,
+                sentence.text,
+                (sentence,),
+            )
+
+    def _read_chunks(self, ids: list[int]) -> None:
+        rows = _fetch(
+            f"SELECT c.id, c.text, {_SENTENCE_COLUMNS} FROM documents_chunk AS c"
+            " JOIN documents_document AS d ON d.id = c.document_id"
+            " JOIN documents_sentence AS s ON s.document_id = c.document_id"
+            "  AND s.ordinal BETWEEN c.first_ordinal AND c.last_ordinal"
+            " WHERE c.id = ANY(%(ids)s) AND d.corpus_id = %(corpus)s AND d.ready_version <= %(version)s"
+            " AND d.content_hash <> '' ORDER BY c.id, s.ordinal",
+            {**self._live(), "ids": ids},
+        )
+        for chunk_id, text, sentences in _grouped(rows):
+            first = sentences[0]
+            self._passages[f"chunk:{chunk_id}"] = Passage(
+                f"chunk:{chunk_id}", "chunk", first.document_id, first.document_title, text, sentences
+            )
+
+    def _read_documents(self, external_ids: list[str]) -> None:
+        rows = _fetch(
+            f"SELECT d.external_id, NULL, {_SENTENCE_COLUMNS} FROM documents_document AS d"
+            " JOIN documents_sentence AS s ON s.document_id = d.id"
+            " WHERE d.external_id = ANY(%(ids)s) AND d.corpus_id = %(corpus)s"
+            " AND d.ready_version <= %(version)s AND d.content_hash <> ''"
+            " ORDER BY d.external_id, s.ordinal",
+            {**self._live(), "ids": external_ids},
+        )
+        for external_id, _, sentences in _grouped(rows):
+            whole = " ".join(s.text for s in sentences)
+            self._passages[f"document:{external_id}"] = Passage(
+                f"document:{external_id}",
+                "document",
+                external_id,
+                sentences[0].document_title,
+                whole,
+                sentences,
+            )
+
+    def _all_keys(self, unit: Unit) -> list[str]:
+        live = {
+            "document__corpus": self.corpus,
+            "document__ready_version__lte": self.version,
+        }
+        if unit == "document":
+            external_ids = (
+                Document.objects.filter(corpus=self.corpus, ready_version__lte=self.version)
+                .exclude(content_hash="")
+                .order_by("external_id")
+                .values_list("external_id", flat=True)
+            )
+            return [f"document:{e}" for e in external_ids]
+        model = Sentence if unit == "sentence" else Chunk
+        order = ("document__external_id", "ordinal" if unit == "sentence" else "first_ordinal")
+        pks = model.objects.filter(**live).exclude(document__content_hash="").order_by(*order)
+        return [f"{unit}:{pk}" for pk in pks.values_list("pk", flat=True)]
+
+
+def _fetch(sql: str, params: dict[str, object]) -> list[tuple]:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
+
+
+def _grouped(rows: list[tuple]) -> Iterable[tuple[object, str | None, tuple[SourceSentence, ...]]]:
+    """(group id, group text, its sentences) from rows sorted by group: (id, text, *sentence columns)."""
+    current, text, sentences = None, None, []
+    for group, group_text, *columns in rows:
+        if sentences and group != current:
+            yield current, text, tuple(sentences)
+            sentences = []
+        current, text = group, group_text
+        sentences.append(SourceSentence(*columns))
+    if sentences:
+        yield current, text, tuple(sentences)

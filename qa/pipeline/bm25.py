@@ -37,10 +37,18 @@ STOPWORDS = frozenset(
 
 _TOKEN = re.compile(r"[^\W_]+")  # runs of letters or digits, any script
 
+# rank-bm25's BM25Okapi defaults; the PostgreSQL index (documents/lexical.py) uses the same.
+K1, B, EPSILON = 1.5, 0.75, 0.25
+
 
 def tokenize(text: str) -> list[str]:
     """Lowercased alphanumeric tokens without stopwords; used for index and query alike."""
     return [t for t in _TOKEN.findall(text.lower()) if t not in STOPWORDS]
+
+
+def raw_idf(df: np.ndarray, n_docs: int) -> np.ndarray:
+    """BM25Okapi's idf before the floor: negative for a term in more than half of the units."""
+    return np.log(n_docs - df + 0.5) - np.log(df + 0.5)
 
 
 class BM25Index:
@@ -50,9 +58,9 @@ class BM25Index:
         self,
         items: Iterable[tuple[str, str]],
         *,
-        k1: float = 1.5,
-        b: float = 0.75,
-        epsilon: float = 0.25,
+        k1: float = K1,
+        b: float = B,
+        epsilon: float = EPSILON,
     ) -> None:
         self.k1, self.b, self.epsilon = k1, b, epsilon
         keys: list[str] = []
@@ -90,7 +98,7 @@ class BM25Index:
     def _idf(self, df: np.ndarray, n_docs: int) -> np.ndarray:
         if len(df) == 0:
             return np.zeros(0)
-        idf = np.log(n_docs - df + 0.5) - np.log(df + 0.5)
+        idf = raw_idf(df, n_docs)
         # rank-bm25 averages the raw idf (negatives included) before flooring,
         # and floors only strictly negative values.
         floor = self.epsilon * float(idf.mean())

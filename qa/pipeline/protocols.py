@@ -7,7 +7,7 @@ pgvector-backed corpus from ``qa/adapters.py``; tests pass small fakes.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -62,3 +62,11 @@ class CorpusIndex(Protocol):
         """Cosine similarity: (passage key, similarity) best first."""
 
     def document_sentences(self, document_id: str) -> Sequence[SourceSentence]: ...
+
+
+@runtime_checkable
+class PrefetchingIndex(Protocol):
+    """Offered by an index that reads passages from a store (qa.adapters): many keys in one read."""
+
+    def prefetch(self, keys: Sequence[str]) -> None:
+        """Read these passages now, so that ``passage(key)`` then costs nothing; unknown keys are skipped."""

@@ -18,7 +18,7 @@ from dataclasses import replace
 
 from qa.pipeline.answering import answer_from_ranking
 from qa.pipeline.factory import Pipeline
-from qa.pipeline.protocols import LLM, CorpusIndex
+from qa.pipeline.protocols import LLM, CorpusIndex, PrefetchingIndex
 from qa.pipeline.rerank import top_sentence_similarity
 from qa.pipeline.retrieval import RetrievalConfig, RetrievalResult, retrieve
 from qa.pipeline.run import AnsweringStep, Candidate, PipelineRun, RankedKey, RetrievalStep, TrustStep
@@ -132,7 +132,10 @@ def _merged(first: Sequence[str], second: Sequence[str]) -> tuple[str, ...]:
 def ranking_from_run(run: PipelineRun, index: CorpusIndex) -> tuple[ScoredPassage, ...]:
     """The retrieval step's ranking with its passages looked up; passages deleted since are skipped."""
     ranked = []
-    for item in run.retrieval.ranking if run.retrieval is not None else ():
+    ranking = run.retrieval.ranking if run.retrieval is not None else ()
+    if isinstance(index, PrefetchingIndex):
+        index.prefetch([item.key for item in ranking])
+    for item in ranking:
         try:
             passage = index.passage(item.key)
         except KeyError:

@@ -2,8 +2,8 @@
 
 Real rows throughout. The concurrent change is committed from another thread
 (its own database connection) at the moment named by each test: that moment is
-chosen by wrapping ``qa.adapters._load_entries``, the read of the documents'
-sentences that follows the read of the live set.
+chosen by wrapping ``qa.adapters.corpus_version``, the read of the version a
+stage will read the corpus at, which precedes every search.
 """
 
 from __future__ import annotations
@@ -46,24 +46,18 @@ def in_other_connection(work) -> None:
         raise errors[0]
 
 
-@pytest.fixture(autouse=True)
-def fresh_snapshots():
-    adapters._snapshots.clear()
-    yield
-    adapters._snapshots.clear()
-
-
 def interleave(monkeypatch, change) -> None:
-    """Commit ``change`` once, after the live documents were read and before their sentences are."""
-    original = adapters._load_entries
+    """Commit ``change`` once, after the corpus version was read and before anything is searched."""
+    original = adapters.corpus_version
     pending = [change]
 
-    def load_entries(rows):
+    def corpus_version(corpus_id):
+        version = original(corpus_id)
         while pending:
             in_other_connection(pending.pop())
-        return original(rows)
+        return version
 
-    monkeypatch.setattr(adapters, "_load_entries", load_entries)
+    monkeypatch.setattr(adapters, "corpus_version", corpus_version)
 
 
 def ask_stage_by_stage(user, corpus, text):
@@ -99,18 +93,19 @@ def test_a_document_turning_ready_between_the_two_reads_does_not_fail_the_questi
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_document_replaced_between_the_two_reads_is_read_whole_from_one_version(
-    monkeypatch, analyst, westmere, embedder
+def test_a_document_replaced_after_the_version_was_read_is_absent_not_mixed_in(
+    monkeypatch, westmere, embedder
 ):
     replaced = COUNTRY_PROFILE.replace("Its capital is Arlen", "Its capital is Brenford")
     interleave(monkeypatch, lambda: ingest_texts(westmere, embedder, {"country-profile": replaced}))
 
     index = adapters.DjangoCorpusIndex(westmere)
     texts = " ".join(p.text for p in index.passages("chunk"))
-    # The old profile, sentences and chunks alike: nothing of the new one mixed in.
-    assert "Its capital is Arlen" in texts and "Brenford" not in texts
-    sentences = " ".join(s.text for s in index.document_sentences("country-profile"))
-    assert "Arlen" in sentences and "Brenford" not in sentences
+    # The old rows are gone and the new ones went live after this version: neither is read.
+    assert "Brenford" not in texts and "Arlen" not in texts
+    assert index.document_sentences("country-profile") == ()
+    assert [key for key, _ in index.lexical_search("Brenford Sel river", "sentence", 5)] == []
+    assert "port-report" in {p.document_id for p in index.passages("chunk")}
 
     fresh = adapters.DjangoCorpusIndex(westmere)
     assert fresh.version == index.version + 1
@@ -153,15 +148,18 @@ def test_a_document_replaced_between_retrieval_and_generation_is_not_mixed_in(an
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_new_document_costs_one_document_read_not_a_corpus_rebuild(westmere, embedder):
-    adapters.DjangoCorpusIndex(westmere)
-    before = dict(adapters._snapshots[westmere.pk].documents)
+def test_a_new_document_is_searchable_at_once_and_not_at_an_earlier_version(westmere, embedder):
+    earlier = adapters.DjangoCorpusIndex(westmere)
     ingest_texts(westmere, embedder, {"fisheries": NEW_REPORT})
 
     index = adapters.DjangoCorpusIndex(westmere)
 
-    after = adapters._snapshots[westmere.pk].documents
-    assert {e.external_id for e in after.values()} == {e.external_id for e in before.values()} | {"fisheries"}
-    # The documents that did not change are the very entries read before, not re-read.
-    assert all(after[pk] is entry for pk, entry in before.items())
-    assert any(p.document_id == "fisheries" for p in index.passages("chunk"))
+    [(key, _)] = index.lexical_search("tonnes of cod landed", "sentence", 1)
+    assert index.passage(key).document_id == "fisheries"
+    [(key, _)] = index.lexical_search("tonnes of cod landed", "document", 1)
+    assert key == "document:fisheries"
+    assert "fisheries" in {p.document_id for p in index.passages("chunk")}
+    # A stage that recorded the version before the bulletin still reads without it.
+    again = adapters.DjangoCorpusIndex(westmere, version=earlier.version)
+    assert again.lexical_search("tonnes of cod landed", "sentence", 5) == []
+    assert "fisheries" not in {p.document_id for p in again.passages("document")}
