@@ -1,3 +1,4 @@
+import logging
 import os
 
 from celery import Celery, signals
@@ -17,3 +18,21 @@ def start_embedded_database(**kwargs):
     from groundedqa_site.embedded_db import start_configured_server
 
     start_configured_server()
+
+
+@signals.task_prerun.connect
+def bind_task_to_logs(task_id=None, task=None, args=(), kwargs=None, **_):
+    """Every log line of a task names its task id, stage and the ids its message carries."""
+    from groundedqa_site import logs
+
+    logs.clear()
+    logs.bind(task_id=task_id, **logs.task_fields(task, tuple(args or ()), dict(kwargs or {})))
+    logging.getLogger("groundedqa.tasks").info("task started")
+
+
+@signals.task_postrun.connect
+def unbind_task_from_logs(state=None, **_):
+    from groundedqa_site import logs
+
+    logging.getLogger("groundedqa.tasks").info("task ended: %s", state or "unknown")
+    logs.clear()

@@ -15,6 +15,7 @@ import environ
 from django.core.exceptions import ImproperlyConfigured
 
 from groundedqa_site import embedded_db
+from groundedqa_site.logs import logging_config
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("GROUNDEDQA_VAR_DIR", BASE_DIR / "var")).resolve()
@@ -338,16 +339,8 @@ CHUNK_OVERLAP = env_int("CHUNK_OVERLAP", 2, minimum=0)
 if CHUNK_OVERLAP >= CHUNK_SENTENCES:
     raise ImproperlyConfigured("CHUNK_OVERLAP must be smaller than CHUNK_SENTENCES.")
 
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
-    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "WARNING")},
-    "loggers": {
-        "groundedqa": {"level": os.environ.get("LOG_LEVEL", "INFO")},
-        "documents": {"level": os.environ.get("LOG_LEVEL", "INFO")},
-        "qa": {"level": os.environ.get("LOG_LEVEL", "INFO")},
-        "review": {"level": os.environ.get("LOG_LEVEL", "INFO")},
-    },
-}
+# "json": one JSON object per line with the question / document / corpus / stage / task ids
+# (groundedqa_site/logs.py); Celery workers then keep this configuration instead of their own.
+LOG_FORMAT = env_choice("LOG_FORMAT", "plain", ("plain", "json"))
+LOGGING = logging_config(log_format=LOG_FORMAT, level=os.environ.get("LOG_LEVEL"))
+CELERY_WORKER_HIJACK_ROOT_LOGGER = LOG_FORMAT != "json"

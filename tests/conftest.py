@@ -126,6 +126,8 @@ def celery_worker_process(django_db_setup, django_db_blocker, broker_dir, tmp_pa
         "GROUNDEDQA_DATABASE_NAME": connection.settings_dict["NAME"],
         "CELERY_BROKER_DIR": str(broker_dir),
         "CELERY_BROKER_URL": "filesystem://",
+        # Structured logs, so tests can find a job's lines by its ids (tests/test_logs.py).
+        "LOG_FORMAT": "json",
     }
     cmd = [
         sys.executable,
@@ -150,6 +152,7 @@ def celery_worker_process(django_db_setup, django_db_blocker, broker_dir, tmp_pa
             process.kill()
             pytest.fail(f"the Celery worker did not start:\n{log.read_text()[-3000:]}")
         time.sleep(0.2)
+    process.log_path = log
     yield process
     process.terminate()
     try:
