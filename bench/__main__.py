@@ -23,6 +23,7 @@ BENCHMARKS = {
     "lexical": "bench.lexical",
     "dense": "bench.dense",
     "hybrid": "bench.hybrid",
+    "search_db": "bench.search_db",
     "e2e": "bench.e2e",
     "serving": "bench.serving",
     "faults": "bench.faults",
