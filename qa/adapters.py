@@ -26,6 +26,8 @@ document changed under it: a search drops what it can no longer read.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from contextlib import contextmanager
 
@@ -42,6 +44,17 @@ HNSW_EF_SEARCH = 100
 UNITS: tuple[Unit, ...] = ("document", "chunk", "sentence")
 
 _SENTENCE_COLUMNS = 's.id, d.external_id, d.title, s.ordinal, s.label, s.text, s.start, s."end"'
+
+
+# The in-memory path, and the only one. Retrievers that encode or recut the corpus themselves
+# (qa/pipeline/retrievers.py: static, instruction-dense, multi-vector; rechunk.py) need every
+# passage of a unit, and cache their work by the identity of that sequence; so a whole unit is
+# read once per (corpus, version, unit) in a process and the same tuple handed out until the
+# corpus changes. Presets searching with bm25, dense or hybrid over the stored units never
+# call passages(): their memory stays flat as the corpus grows. These entries grow with it.
+WHOLE_UNITS_KEPT = 6
+_WHOLE_UNITS: OrderedDict[tuple[int, int, str], tuple[Passage, ...]] = OrderedDict()
+_whole_lock = threading.Lock()
 
 
 class CorpusGone(LookupError):
@@ -84,11 +97,22 @@ class DjangoCorpusIndex:
     # --- protocols.CorpusIndex -------------------------------------------------
 
     def passages(self, unit: Unit) -> Sequence[Passage]:
-        """Every passage of the unit. Reads the whole unit: for tests and tools, not for serving."""
+        """Every passage of the unit: the in-memory path, see ``whole_unit``."""
+        cache_key = (self.corpus.pk, self.version, unit)
+        with _whole_lock:
+            cached = _WHOLE_UNITS.get(cache_key)
+            if cached is not None:
+                _WHOLE_UNITS.move_to_end(cache_key)
+                return cached
         with _one_version():
             keys = self._all_keys(unit)
             self._read(keys)
-        return [self._passages[key] for key in keys if key in self._passages]
+        whole = tuple(self._passages[key] for key in keys if key in self._passages)
+        with _whole_lock:
+            _WHOLE_UNITS[cache_key] = whole
+            while len(_WHOLE_UNITS) > WHOLE_UNITS_KEPT:
+                _WHOLE_UNITS.popitem(last=False)
+        return whole
 
     def prefetch(self, keys: Sequence[str]) -> None:
         """``protocols.PrefetchingIndex``: one read for a stage's whole ranking."""

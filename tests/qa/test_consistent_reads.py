@@ -15,7 +15,7 @@ from django.db import connection
 
 from documents import services as documents_services
 from documents.models import Document
-from qa import adapters, services
+from qa import adapters, presets, services
 from qa.models import Citation, Question
 from qa.pipeline.run import PipelineRun
 from tests.qa.conftest import COUNTRY_PROFILE, ingest_texts
@@ -62,7 +62,7 @@ def interleave(monkeypatch, change) -> None:
 
 def ask_stage_by_stage(user, corpus, text):
     question = services._create_question(
-        user=user, corpus=corpus, text=text, preset="default", conversation=None
+        user=user, corpus=corpus, text=text, config=presets.get_preset("default"), conversation=None
     )
     assert services.question_retrieve(question_id=question.pk)
     return question
@@ -159,6 +159,9 @@ def test_a_new_document_is_searchable_at_once_and_not_at_an_earlier_version(west
     [(key, _)] = index.lexical_search("tonnes of cod landed", "document", 1)
     assert key == "document:fisheries"
     assert "fisheries" in {p.document_id for p in index.passages("chunk")}
+    # Retrievers that encode the whole corpus cache by this sequence: the same one until it changes.
+    assert adapters.DjangoCorpusIndex(westmere).passages("chunk") is index.passages("chunk")
+    assert earlier.passages("chunk") is not index.passages("chunk")
     # A stage that recorded the version before the bulletin still reads without it.
     again = adapters.DjangoCorpusIndex(westmere, version=earlier.version)
     assert again.lexical_search("tonnes of cod landed", "sentence", 5) == []
