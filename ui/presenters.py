@@ -164,7 +164,9 @@ def steps_view(step: str, failed_stage: str = "") -> list[dict]:
 
 # --- trace -------------------------------------------------------------------------
 
-SCORE_COLUMNS = ("bm25", "dense", "fused", "rerank")
+# The candidate table's score columns: the retrievers that ran, then fusion and the reranker.
+SCORE_COLUMNS = ("bm25", "dense", "fused", "rerank")  # runs stored before retrievers were recorded
+COLUMN_LABELS = {"bm25": "BM25", "dense": "Dense", "fused": "Fused", "rerank": "Reranked"}
 # Pipeline order; "answer" is the whole answering stage (generation .. disagreement together).
 STAGE_ORDER = (
     "rewrite",
@@ -179,7 +181,15 @@ STAGE_ORDER = (
 STAGE_NAMES = {"answer": "answering, in all", "rewrite": "follow-up rewrite"}
 
 
-def _candidates(rows: tuple[Candidate, ...]) -> list[dict]:
+def score_columns(retrieval: RetrievalStep) -> tuple[str, ...]:
+    """The retrievers that ran (recorded with the run since per-retriever traces), fusion, reranker."""
+    if not retrieval.retrievers:
+        return SCORE_COLUMNS
+    names = tuple(c.retriever for c in retrieval.retrievers)
+    return (*names, "fused", "rerank") if len(names) > 1 else (*names, "rerank")
+
+
+def _candidates(rows: tuple[Candidate, ...], columns: tuple[str, ...] = SCORE_COLUMNS) -> list[dict]:
     return [
         {
             "rank": rank,
@@ -187,8 +197,8 @@ def _candidates(rows: tuple[Candidate, ...]) -> list[dict]:
             "document": row.document,
             "title": row.title,
             "score": row.score,
-            "scores": [row.scores.get(name) for name in SCORE_COLUMNS],
-            "extra_scores": {k: v for k, v in row.scores.items() if k not in SCORE_COLUMNS},
+            "scores": [row.scores.get(name) for name in columns],
+            "extra_scores": {k: v for k, v in row.scores.items() if k not in columns},
             "text": row.text,
         }
         for rank, row in enumerate(rows, start=1)
@@ -197,14 +207,17 @@ def _candidates(rows: tuple[Candidate, ...]) -> list[dict]:
 
 def _candidate_table(retrieval: RetrievalStep) -> tuple[list[dict], list[dict]]:
     """One table: first-stage scores, plus the reranker's score and new rank where it ran."""
-    first = _candidates(retrieval.candidates)
-    reranked = _candidates(retrieval.reranked)
+    columns = score_columns(retrieval)
+    first = _candidates(retrieval.candidates, columns)
+    reranked = _candidates(retrieval.reranked, columns)
     rerank_by_key = {row["key"]: row for row in reranked}
+    last = len(columns) - 1  # "rerank"
     for row in first:
         after = rerank_by_key.get(row["key"])
         row["rerank_rank"] = after["rank"] if after else None
         if after:
-            row["scores"][3] = after["scores"][3] if after["scores"][3] is not None else after["score"]
+            reranked_score = after["scores"][last]
+            row["scores"][last] = reranked_score if reranked_score is not None else after["score"]
             row["extra_scores"] = {**row["extra_scores"], **after["extra_scores"]}
     return first, reranked
 
@@ -262,6 +275,8 @@ def trace_view(run: PipelineRun) -> dict:
     return {
         "unit": retrieval.unit,
         "skipped": retrieval.skipped,
+        "score_columns": [COLUMN_LABELS.get(name, name) for name in score_columns(retrieval)],
+        "retrievers": list(retrieval.retrievers),
         "candidates": first,
         "reranker": retrieval.reranker,
         "reranked": reranked,

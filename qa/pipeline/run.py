@@ -56,6 +56,30 @@ class RankedKey:
 
 
 @dataclass(frozen=True)
+class RetrieverHit:
+    """One passage in one retriever's own ranking, before fusion."""
+
+    key: str
+    document: str
+    title: str
+    rank: int  # in this retriever's ranking, 1-based
+    score: float  # this retriever's own score
+    fused_rank: int  # where fusion put it (first stage, before any reranking), 1-based
+
+
+@dataclass(frozen=True)
+class RetrieverContribution:
+    """What one first-stage retriever brought: its own ranking and where fusion put it."""
+
+    retriever: str  # "bm25", "dense", "static" ...
+    returned: int  # how many candidates it returned
+    weight: float | None  # its weight in min-max fusion; None for RRF and a retriever alone
+    in_top_k: int  # of the top-k passages answering may read, how many it returned
+    only_here: int  # ... of which no other retriever returned
+    hits: tuple[RetrieverHit, ...] = ()  # its own best TRACE_CANDIDATES
+
+
+@dataclass(frozen=True)
 class RetrievalStep:
     question: str  # the standalone question that was searched
     unit: str = ""
@@ -65,6 +89,8 @@ class RetrievalStep:
     documents: tuple[str, ...] = ()  # document ids best first, the top TRACE_CANDIDATES
     ranking: tuple[RankedKey, ...] = ()  # every candidate, best first: the hand-off to generation
     skipped: str = ""  # why retrieval did not run (a preset without retrieval)
+    # Each retriever's ranking before fusion; () in runs stored before it was recorded.
+    retrievers: tuple[RetrieverContribution, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,16 @@ from qa.pipeline.factory import Pipeline
 from qa.pipeline.protocols import LLM, CorpusIndex, PrefetchingIndex
 from qa.pipeline.rerank import top_sentence_similarity
 from qa.pipeline.retrieval import RetrievalConfig, RetrievalResult, retrieve
-from qa.pipeline.run import AnsweringStep, Candidate, PipelineRun, RankedKey, RetrievalStep, TrustStep
+from qa.pipeline.run import (
+    AnsweringStep,
+    Candidate,
+    PipelineRun,
+    RankedKey,
+    RetrievalStep,
+    RetrieverContribution,
+    RetrieverHit,
+    TrustStep,
+)
 from qa.pipeline.text import split_sentences
 from qa.pipeline.trust import after_generation, before_generation, refusal_confidence, refusal_for
 from qa.pipeline.types import UNSUPPORTED, Answer, AnswerSentence, ScoredPassage
@@ -93,7 +102,12 @@ def retrieve_stage(pipeline: Pipeline, run: PipelineRun) -> tuple[PipelineRun, R
         retriever=pipeline.retriever,
     )
     run = run.timed(retrieval=time.perf_counter() - started)
-    step = RetrievalStep(question=question, unit=retrieval.unit, candidates=_candidates(first_stage.ranked))
+    step = RetrievalStep(
+        question=question,
+        unit=retrieval.unit,
+        candidates=_candidates(first_stage.ranked),
+        retrievers=retriever_contributions(first_stage.ranked, retrieval),
+    )
     result = first_stage
     if pipeline.reranker is not None and retrieval.rerank_depth > 0:
         started = time.perf_counter()
@@ -123,6 +137,49 @@ def _candidates(hits: Sequence[ScoredPassage]) -> tuple[Candidate, ...]:
         )
         for hit in hits[:TRACE_CANDIDATES]
     )
+
+
+def retriever_contributions(
+    fused: Sequence[ScoredPassage], config: RetrievalConfig
+) -> tuple[RetrieverContribution, ...]:
+    """Each first-stage retriever's own ranking, read back from the fused candidates.
+
+    A hybrid fuses every candidate either side returned, and each passage keeps
+    each retriever's score under that retriever's name, so sorting by it gives
+    that retriever's ranking (ties in fused order) without searching again.
+    """
+    names = config.hybrid_of if config.method == "hybrid" else (config.method,)
+    weights: dict[str, float | None] = dict.fromkeys(names)
+    if config.method == "hybrid" and config.fusion == "minmax":
+        weights = {names[0]: round(1.0 - config.alpha, 6), names[1]: config.alpha}
+    fused_rank = {hit.passage.key: rank for rank, hit in enumerate(fused, start=1)}
+    top_k = [hit.scores for hit in fused[: config.top_k]]
+    contributions = []
+    for name in names:
+        own = sorted((hit for hit in fused if name in hit.scores), key=lambda hit: -hit.scores[name])
+        hits = tuple(
+            RetrieverHit(
+                key=hit.passage.key,
+                document=hit.passage.document_id,
+                title=hit.passage.document_title,
+                rank=rank,
+                score=round(float(hit.scores[name]), 6),
+                fused_rank=fused_rank[hit.passage.key],
+            )
+            for rank, hit in enumerate(own[:TRACE_CANDIDATES], start=1)
+        )
+        mine = [scores for scores in top_k if name in scores]
+        contributions.append(
+            RetrieverContribution(
+                retriever=name,
+                returned=len(own),
+                weight=weights[name],
+                in_top_k=len(mine),
+                only_here=sum(1 for scores in mine if not any(o in scores for o in names if o != name)),
+                hits=hits,
+            )
+        )
+    return tuple(contributions)
 
 
 def _merged(first: Sequence[str], second: Sequence[str]) -> tuple[str, ...]:

@@ -119,6 +119,7 @@ def question_trace(request, pk: int):
     question = question_get_for_user(request.user, pk)
     trace = trace_view(question_run(question))
     external_ids = {row["document"] for row in trace["candidates"] + trace["reranked"] if row["document"]}
+    external_ids |= {hit.document for r in trace["retrievers"] for hit in r.hits}
     document_pks = dict(
         documents_for_user(request.user)
         .filter(corpus_id=question.corpus_id, external_id__in=external_ids)
