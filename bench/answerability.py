@@ -254,9 +254,14 @@ class Models:
 
 
 def rule_precision(rows: list[dict]) -> tuple[float | None, int]:
-    """How often a refusal by the hard rule (an asked-for amount no passage states) was right."""
+    """How often a refusal by the hard rule (an asked-for amount no passage states) was right.
+
+    Laplace-smoothed, (right + 1) / (n + 2): the rule fires rarely (8 of 224 tuning questions, all
+    8 right), and 8 of 8 is evidence for about 90%, not for certainty.
+    """
     ruled = [r for r in rows if r["forced_refusal"]]
-    return (sum(not r["answerable"] for r in ruled) / len(ruled) if ruled else None), len(ruled)
+    right = sum(not r["answerable"] for r in ruled)
+    return ((right + 1) / (len(ruled) + 2) if ruled else None), len(ruled)
 
 
 @dataclass(frozen=True)
