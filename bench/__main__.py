@@ -27,6 +27,7 @@ BENCHMARKS = {
     "e2e": "bench.e2e",
     "serving": "bench.serving",
     "faults": "bench.faults",
+    "comparison": "bench.comparison",
 }
 ON_REQUEST = {"faults"}
 

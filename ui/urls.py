@@ -6,6 +6,7 @@ from ui.views import (
     ask,
     audit,
     benchmarks,
+    compare,
     corpora,
     corpus_analysis,
     documents,
@@ -42,6 +43,7 @@ urlpatterns = [
     path("presets/", presets.team_presets, name="team-presets"),
     path("presets/<int:pk>/delete/", presets.team_preset_remove, name="team-preset-delete"),
     path("evaluate/", evaluate.evaluate, name="evaluate"),
+    path("evaluate/compare/", compare.compare_runs, name="evaluation-compare"),
     path("evaluate/runs/<int:pk>/", evaluate.evaluation_run, name="evaluation-run"),
     path(
         "evaluate/runs/<int:pk>/progress/", evaluate.evaluation_run_progress, name="evaluation-run-progress"

@@ -9,7 +9,7 @@ the cases whose quality fell are listed first, largest fall first.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from review.evaluation.evaluate import AGGREGATE_KEYS
@@ -156,3 +156,138 @@ def format_comparison(comparison: Comparison, label_a: str = "A", label_b: str =
             f"Only in {label_a}: {len(comparison.only_in_a)}; only in {label_b}: {len(comparison.only_in_b)}"
         )
     return "\n".join(lines) + "\n"
+
+
+# --- several runs side by side (the comparison page) -------------------------------------
+
+# Metrics where a smaller number is the better one.
+LOWER_IS_BETTER = frozenset({"confidence_ece"})
+
+
+@dataclass(frozen=True)
+class GridRow:
+    """One metric across the compared runs, and which of them did best."""
+
+    metric: str
+    values: tuple[float | None, ...]  # one per run, in the runs' order
+    best: frozenset[int] = frozenset()  # the runs' positions; empty when they tie or only one has it
+
+
+def metric_grid(metrics: Sequence[Mapping[str, float | None]]) -> tuple[GridRow, ...]:
+    """Every metric some run has a number for, runs as columns, in AGGREGATE_KEYS order then the rest."""
+    present = {key for run in metrics for key, value in run.items() if value is not None}
+    names = [key for key in AGGREGATE_KEYS if key in present] + sorted(present - set(AGGREGATE_KEYS))
+    rows = []
+    for name in names:
+        values = tuple(run.get(name) for run in metrics)
+        numbers = [value for value in values if value is not None]
+        best: frozenset[int] = frozenset()
+        if len(numbers) > 1 and max(numbers) - min(numbers) > _EPSILON:
+            target = min(numbers) if name in LOWER_IS_BETTER else max(numbers)
+            best = frozenset(
+                i for i, value in enumerate(values) if value is not None and abs(value - target) <= _EPSILON
+            )
+        rows.append(GridRow(name, values, best))
+    return tuple(rows)
+
+
+@dataclass(frozen=True)
+class GoldCaseView:
+    """What a comparison shows of a gold case."""
+
+    case_id: str
+    question: str
+    reference_answer: str
+    answerable: bool
+    gold_evidence: tuple[str, ...]  # evidence keys, "document#label"
+    evidence_texts: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class CitedSentence:
+    key: str
+    text: str
+    gold: bool  # one of the case's gold evidence sentences
+
+
+@dataclass(frozen=True)
+class CaseAnswer:
+    """One run's answer to one case; ``missing`` when the run has no result for it."""
+
+    answer: str = ""
+    refused: bool = False
+    cited: tuple[CitedSentence, ...] = ()
+    quality: float | None = None
+    gold_rank: int | None = None  # rank of the first gold document among those retrieved
+    error: str = ""
+    missing: bool = False
+
+
+@dataclass(frozen=True)
+class CaseComparison:
+    case: GoldCaseView
+    answers: tuple[CaseAnswer, ...]  # one per run, in the runs' order
+    spread: float  # best minus worst case quality among the runs that answered: how much they disagree
+
+
+def case_answer(case: GoldCaseView, stored: Mapping | None) -> CaseAnswer:
+    """A run's stored result for the case (``prediction``, ``metrics``, ``error``) as the page shows it."""
+    if stored is None:
+        return CaseAnswer(missing=True)
+    prediction, row = stored.get("prediction") or {}, stored.get("metrics") or {}
+    keys = prediction.get("cited_evidence") or ()
+    texts = prediction.get("cited_texts") or ()
+    gold = set(case.gold_evidence)
+    cited = tuple(
+        CitedSentence(key, texts[i] if i < len(texts) else case.evidence_texts.get(key, ""), key in gold)
+        for i, key in enumerate(keys)
+    )
+    return CaseAnswer(
+        answer=prediction.get("answer", ""),
+        refused=bool(prediction.get("refused", False)),
+        cited=cited,
+        quality=case_quality(row) if row else None,
+        gold_rank=row.get("gold_rank"),
+        error=stored.get("error", ""),
+    )
+
+
+def compare_cases(
+    cases: Sequence[GoldCaseView], results: Sequence[Mapping[str, Mapping]]
+) -> list[CaseComparison]:
+    """Each case with every run's answer; ``results[i]`` maps a case id to run i's stored result."""
+    compared = []
+    for case in cases:
+        answers = tuple(case_answer(case, run.get(case.case_id)) for run in results)
+        qualities = [a.quality for a in answers if a.quality is not None]
+        spread = max(qualities) - min(qualities) if len(qualities) > 1 else 0.0
+        compared.append(CaseComparison(case, answers, spread))
+    return compared
+
+
+def disagreeing_first(compared: Sequence[CaseComparison]) -> list[CaseComparison]:
+    """The cases the runs disagree on most first; ties in case id order."""
+    return sorted(compared, key=lambda c: (-c.spread, c.case.case_id))
+
+
+# The per-case numbers case_quality reads: all a page needs to order every case before it
+# loads the few it shows.
+QUALITY_KEYS = (*CASE_KEYS, "refused", "answerable")
+
+
+def case_spreads(rows: Sequence[Mapping[str, Mapping]]) -> dict[str, float]:
+    """Case id -> best minus worst quality across the runs; ``rows[i]`` maps a case id to run i's
+    per-case numbers (QUALITY_KEYS are enough). Every case some run has, in case id order."""
+    spreads = {}
+    for case_id in sorted({case_id for run in rows for case_id in run}):
+        qualities = [q for run in rows if case_id in run and (q := case_quality(run[case_id])) is not None]
+        spreads[case_id] = max(qualities) - min(qualities) if len(qualities) > 1 else 0.0
+    return spreads
+
+
+def order_cases(spreads: Mapping[str, float], *, disagreement_first: bool, differ_only: bool) -> list[str]:
+    """The case ids to show, in the order chosen."""
+    ids = [case_id for case_id, spread in spreads.items() if spread > _EPSILON or not differ_only]
+    if disagreement_first:
+        ids.sort(key=lambda case_id: (-spreads[case_id], case_id))
+    return ids
