@@ -12,7 +12,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from qa import clients, services
+from qa import clients, presets, services
 from qa.models import Answer, Question
 from tests.conftest import wait_for
 from tests.qa.pipeline.test_llm_clients import FakeChatServer, openai_client
@@ -22,7 +22,8 @@ CAPITAL = "What is the capital of Westmere?"
 
 
 def ask_in_process(user, corpus, text=CAPITAL, preset="default") -> Question:
-    return services._create_question(user=user, corpus=corpus, text=text, preset=preset, conversation=None)
+    config = presets.get_preset(preset)
+    return services._create_question(user=user, corpus=corpus, text=text, config=config, conversation=None)
 
 
 def die_during(question: Question, stage: str, *, attempts: int = 1) -> None:
