@@ -161,12 +161,14 @@ def _copy_rows(conn: psycopg.Connection, corpus: ScaledCorpus) -> None:
     now = time.strftime("%Y-%m-%d %H:%M:%S+00", time.gmtime())
     conn.execute("INSERT INTO documents_team (id, name) VALUES (1, 'bench')")
     conn.execute(
-        "INSERT INTO documents_corpus (id, name, description, team_id, created_at) VALUES (1, %s, '', 1, %s)",
+        "INSERT INTO documents_corpus (id, name, description, team_id, created_at, version)"
+        " VALUES (1, %s, '', 1, %s, 0)",
         [f"scale-{corpus.size}", now],
     )
     document_columns = (
         "id, corpus_id, external_id, title, source, url, filename, text, content_hash, pending_text, "
-        "pending_hash, pending_sentences, embedding, status, progress, error, created_at, updated_at"
+        "pending_hash, pending_sentences, embedding, status, progress, error, created_at, updated_at, "
+        "ready_version, bulk, lease_owner, attempts"
     )
     row = 0
     chunk_id = 0
@@ -196,6 +198,10 @@ def _copy_rows(conn: psycopg.Connection, corpus: ScaledCorpus) -> None:
                         "",
                         now,
                         now,
+                        0,
+                        False,
+                        "",
+                        0,
                     )
                 )
         row = 0

@@ -172,11 +172,17 @@ class Posting(models.Model):
     """
 
     pk = models.CompositePrimaryKey("corpus_id", "unit", "term", "item")
-    corpus = models.ForeignKey(Corpus, on_delete=models.CASCADE, related_name="+", db_index=False)
+    # No database constraints: checking two foreign keys for each of the thousands of rows a
+    # document writes cost a third of the write (bench/README.md, search in the database).
+    # lexical.unindex_document removes a document's rows before it is deleted or replaced, and
+    # deleting a corpus cascades here through the ORM.
+    corpus = models.ForeignKey(
+        Corpus, on_delete=models.CASCADE, related_name="+", db_index=False, db_constraint=False
+    )
     unit = models.PositiveSmallIntegerField(choices=LexicalUnit.choices)
     term = models.TextField()
     item = models.BigIntegerField()  # pk of the Sentence / Chunk / Document
-    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="+")
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="+", db_constraint=False)
     ready_version = models.BigIntegerField()
     tf = models.IntegerField()
     length = models.IntegerField()
@@ -189,7 +195,9 @@ class TermStat(models.Model):
     """Number of live units of a corpus containing a term (BM25's document frequency)."""
 
     pk = models.CompositePrimaryKey("corpus_id", "unit", "term")
-    corpus = models.ForeignKey(Corpus, on_delete=models.CASCADE, related_name="+", db_index=False)
+    corpus = models.ForeignKey(
+        Corpus, on_delete=models.CASCADE, related_name="+", db_index=False, db_constraint=False
+    )
     unit = models.PositiveSmallIntegerField(choices=LexicalUnit.choices)
     term = models.TextField()
     df = models.IntegerField()

@@ -32,6 +32,7 @@ from collections.abc import Iterable, Sequence
 from contextlib import contextmanager
 
 import numpy as np
+from django.conf import settings
 from django.db import connection, transaction
 from pgvector.django import CosineDistance
 
@@ -39,8 +40,6 @@ from documents import lexical
 from documents.models import EMBEDDING_DIM, Chunk, Corpus, Document, Sentence
 from qa.pipeline.types import Passage, SourceSentence, Unit
 
-# HNSW search breadth; with iterative scans, a corpus filter still yields k rows.
-HNSW_EF_SEARCH = 100
 UNITS: tuple[Unit, ...] = ("document", "chunk", "sentence")
 
 _SENTENCE_COLUMNS = 's.id, d.external_id, d.title, s.ordinal, s.label, s.text, s.start, s."end"'
@@ -160,7 +159,9 @@ class DjangoCorpusIndex:
                 # Without iterative scans a corpus filter applied after the HNSW
                 # scan can return fewer than k rows when corpora share the index.
                 cursor.execute("SET LOCAL hnsw.iterative_scan = 'relaxed_order'")
-                cursor.execute(f"SET LOCAL hnsw.ef_search = {max(HNSW_EF_SEARCH, k)}")
+                # The breadth sets recall against the exact ranking (QA_HNSW_EF_SEARCH).
+                ef_search = min(max(settings.QA_HNSW_EF_SEARCH, k), 1000)
+                cursor.execute(f"SET LOCAL hnsw.ef_search = {ef_search}")
             rows = list(qs.values_list(key_of, "distance")[:k])
         hits = [(f"{unit}:{key}", 1.0 - float(distance)) for key, distance in rows]
         # relaxed_order may return rows slightly out of order.

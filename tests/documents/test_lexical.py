@@ -13,7 +13,7 @@ import pytest
 from rank_bm25 import BM25Okapi
 
 from documents import services
-from documents.models import EMBEDDING_DIM, Document, TermStat
+from documents.models import EMBEDDING_DIM, Document, LexicalTotals, Posting, TermStat
 from qa.adapters import DjangoCorpusIndex
 from qa.pipeline.bm25 import tokenize
 from qa.pipeline.embedding import HashingEmbedder
@@ -141,3 +141,15 @@ def test_deleting_and_replacing_documents_keeps_the_statistics_exact(library):
         for term in terms:
             counted[term] = counted.get(term, 0) + 1
     assert stored == counted
+
+
+@pytest.mark.django_db
+def test_deleting_a_corpus_leaves_no_index_rows_behind(library):
+    corpus_id = library.pk
+    assert Posting.objects.filter(corpus_id=corpus_id).exists()
+
+    services.corpus_delete(corpus=library)
+
+    assert not Posting.objects.filter(corpus_id=corpus_id).exists()
+    assert not TermStat.objects.filter(corpus_id=corpus_id).exists()
+    assert not LexicalTotals.objects.filter(corpus_id=corpus_id).exists()
