@@ -24,6 +24,7 @@ BENCHMARKS = {
     "dense": "bench.dense",
     "hybrid": "bench.hybrid",
     "search_db": "bench.search_db",
+    "retrievers": "bench.retrievers",
     "e2e": "bench.e2e",
     "serving": "bench.serving",
     "faults": "bench.faults",
