@@ -50,6 +50,7 @@ from documents.parsing.assemble import document_from_text
 from documents.parsing.benchmarks import _analyst_bench_document, iter_analyst_bench_gold
 from documents.parsing.jsonl import jsonl_file
 from documents.parsing.types import ParsedDocument
+from qa.pipeline.chunking import ChunkerConfig
 from qa.pipeline.embedding import CachingEmbedder, InstructionEmbedder, SentenceTransformerEmbedder
 from qa.pipeline.memory_index import InMemoryCorpusIndex
 from qa.pipeline.retrieval import RetrievalConfig, retrieve
@@ -254,6 +255,74 @@ class CachedTokens:
         partial.replace(self.path)
 
 
+CHUNKERS = [
+    ChunkerConfig("sentences", 8, 2),
+    ChunkerConfig("recursive", 1000, 200),
+    ChunkerConfig("tokens", 150, 50),
+]
+CHUNKER_RETRIEVERS = ["bm25", "dense (MiniLM)", "static (MiniLM word pieces, IDF)", CURRENT_DEFAULT]
+
+
+class MemoEmbedder:
+    """Questions encoded once per run: the chunker table compares quality, not latency."""
+
+    def __init__(self, inner) -> None:
+        self.inner, self.memo = inner, {}
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        missing = [t for t in dict.fromkeys(texts) if t not in self.memo]
+        if missing:
+            self.memo.update(zip(missing, self.inner.encode(missing), strict=True))
+        return np.stack([self.memo[t] for t in texts])
+
+
+def chunker_table(benchmark: Benchmark, corpus_embedder) -> list[dict]:
+    """The cheap retrievers over each chunker's chunks (dense: pooled sentence vectors, no new encoding)."""
+    models = RetrieverModels(embedder=MemoEmbedder(corpus_embedder.inner))
+    configs = dict(CONFIGS)
+    rows = []
+    for chunker in CHUNKERS:
+        index = InMemoryCorpusIndex(benchmark.documents, corpus_embedder, chunker=chunker)
+        lengths = [len(p.text.split()) for p in index.passages("chunk")]
+        for label in CHUNKER_RETRIEVERS:
+            retriever = build_retriever(configs[label].retriever_spec, index, models)
+            rankings = [
+                retrieve(q.text, index, models.embedder, configs[label], retriever=retriever).documents()
+                for q in benchmark.questions
+            ]
+            metrics = score(rankings, [q.gold for q in benchmark.questions])
+            rows.append(
+                {
+                    "chunker": chunker.tag,
+                    "chunks": len(lengths),
+                    "median_words": statistics.median(lengths),
+                    "retriever": label,
+                    **metrics,
+                }
+            )
+            log(f"{benchmark.name} {chunker.tag} {label}: MRR {metrics['MRR']:.3f}")
+    return rows
+
+
+def run_chunkers(benchmarks: list[Benchmark], corpus_embedder, quick: bool) -> None:
+    results = {b.name: chunker_table(b, corpus_embedder) for b in benchmarks}
+    lines = []
+    for name, rows in results.items():
+        lines += [
+            f"\n{name}\n",
+            "| chunker | chunks | median words | retriever | R@1 | R@5 | MRR | nDCG@10 |",
+        ]
+        lines.append("| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: |")
+        for r in rows:
+            values = " | ".join(f"{r[m]:.3f}" for m in ("R@1", "R@5", "MRR", "nDCG@10"))
+            lines.append(
+                f"| {r['chunker']} | {r['chunks']} | {r['median_words']:.0f} | {r['retriever']} | {values} |"
+            )
+    print("\n".join(lines))
+    notes = {b.name: b.note for b in benchmarks}
+    write_result("retrievers-chunkers", {"data": notes, "results": results}, quick=quick)
+
+
 def build_models() -> tuple[RetrieverModels, CachingEmbedder]:
     minilm = SentenceTransformerEmbedder()
     tokens = CachedTokens(minilm, CACHE / "minilm-token-vectors.npz")
@@ -312,6 +381,9 @@ def run(args: argparse.Namespace) -> dict:
             :20
         ]
         benchmarks[1] = Benchmark(benchmarks[1].name, docs, questions, f"{len(docs)} passages; 20 questions")
+    if getattr(args, "chunkers", False):
+        run_chunkers(benchmarks, corpus_embedder, quick)
+        return {}
     results, notes = {}, {}
     for benchmark in benchmarks:
         results[benchmark.name] = run_benchmark(benchmark, models, corpus_embedder)
@@ -337,6 +409,9 @@ def _distractors(text: str) -> dict[str, int]:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.retrievers", description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="small samples (minutes)")
+    parser.add_argument(
+        "--chunkers", action="store_true", help="instead: bm25, dense, static and hybrid over three chunkers"
+    )
     parser.add_argument(
         "--squad-questions", type=int, help="squad2 questions sampled (default 200; quick 40)"
     )
