@@ -107,7 +107,9 @@ class InstructionEmbedder:
     is reachable) is loaded instead and given the prefix here.
     """
 
-    def __init__(self, side: str, model: str | None = None, *, setting: str = "the instruction-dense model") -> None:
+    def __init__(
+        self, side: str, model: str | None = None, *, setting: str = "the instruction-dense model"
+    ) -> None:
         if side not in ("query", "passage"):
             raise ValueError(f"side must be 'query' or 'passage', got {side!r}")
         self.side, self.name = side, model or INSTRUCTION_MODEL
