@@ -12,6 +12,7 @@ from django.db import models
 
 from documents.models import Corpus, Sentence, Team
 from groundedqa_site.jobs import LeasedJob
+from qa.pipeline.answerability import ANSWER_KINDS
 
 
 class Conversation(models.Model):
@@ -80,6 +81,11 @@ class Answer(models.Model):
     # Calibrated probability that the answer (or the refusal) is right; null for presets
     # without the confidence model and for answers stored before it existed.
     confidence = models.FloatField(null=True, blank=True)
+    # qa.pipeline.answerability's answer kinds: an answer, a partial answer (``missing`` names what
+    # the sources do not cover), a clarifying question (underspecified) or a refusal (unanswerable).
+    # Answers stored before kinds existed read "answerable" or, when refused, "unanswerable".
+    kind = models.CharField(max_length=16, choices=[(k, k) for k in ANSWER_KINDS], default="answerable")
+    missing = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:

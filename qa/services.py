@@ -344,9 +344,14 @@ def _retrieve_claimed(
         if history is None:
             history = _conversation_history(question)
         started = time.perf_counter()
-        rewrites = pipeline.config.rewrite  # the flows without the rewrite search a follow-up as asked
-        standalone = runner.standalone_question(question.text, history if rewrites else (), llm=pipeline.llm)
-        run = replace(run, standalone=standalone).timed(rewrite=time.perf_counter() - started)
+        if not pipeline.config.rewrite:  # the flows without the rewrite search a follow-up as asked
+            history = ()
+        rewritten = runner.rewrite_question(question.text, history, llm=pipeline.llm)
+        standalone = rewritten.question
+        conversation = rewritten if history else None
+        run = replace(run, standalone=standalone, conversation=conversation).timed(
+            rewrite=time.perf_counter() - started
+        )
         run, retrieval = runner.retrieve_stage(pipeline, run)
     except (clients.ConfigurationError, runner.PipelineError) as exc:
         _fail(question, run.failed("retrieval", str(exc)))
@@ -460,6 +465,8 @@ def _store_answer(question: Question, run: PipelineRun) -> Answer | None:
             note=result.note,
             retrieved_documents=list(result.retrieved_documents),
             confidence=result.confidence,
+            kind=result.kind or ("unanswerable" if result.refused else "answerable"),
+            missing=list(result.missing),
         )
         for ordinal, sentence in enumerate(result.sentences):
             row = AnswerSentence.objects.create(

@@ -74,6 +74,8 @@ class AnswerView:
     note: str
     support_counts: dict[str, int]
     confidence_percent: int | None = None  # calibrated probability the answer is right, in percent
+    kind: str = "answerable"  # or partial, underspecified (a clarifying question), unanswerable
+    missing: tuple[str, ...] = ()  # what a partial answer's sources do not cover
 
 
 def answer_view(answer) -> AnswerView:
@@ -128,6 +130,8 @@ def answer_view(answer) -> AnswerView:
         note=answer.note,
         support_counts=counts,
         confidence_percent=round(answer.confidence * 100) if answer.confidence is not None else None,
+        kind=answer.kind,
+        missing=tuple(answer.missing or ()),
     )
 
 
@@ -292,6 +296,7 @@ def trace_view(run: PipelineRun) -> dict:
         "raw_output": answering.raw_output if answering else "",
         "failure": run.failure,
         "trust": run.trust,  # answerability, context relevance, answer check, confidence (or None)
+        "conversation": run.conversation,  # how a follow-up was rewritten (None: first turn, older run)
     }
 
 

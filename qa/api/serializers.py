@@ -113,6 +113,8 @@ class AnswerSerializer(serializers.ModelSerializer):
             "disagreement",
             "verified",
             "confidence",
+            "kind",
+            "missing",
             "note",
             "retrieved_documents",
             "sentences",

@@ -15,6 +15,7 @@ from typing import Literal
 from qa.pipeline.answering_config import AnswerConfig
 from qa.pipeline.retrieval import RetrievalConfig
 from qa.pipeline.trust import TrustConfig
+from qa.pipeline.turns import TurnsConfig
 
 # llm-pairwise: the evidence reranker, then an LLM tournament over its top 5 (qa.pipeline.pairwise).
 RerankerKind = Literal["none", "evidence", "cross-encoder", "llm-pairwise"]
@@ -34,13 +35,15 @@ class PipelineConfig:
     # None: the report's presets run without them.
     trust: TrustConfig | None = None
     # Rewrite a follow-up to stand alone with the conversation's earlier turns before retrieval
-    # (runner.standalone_question: the LLM when one is configured, else the previous question
-    # prefixed). False searches the follow-up as it was asked.
+    # (runner.rewrite_question: the LLM when one is configured, else conversation memory,
+    # qa.pipeline.conversation). False searches the follow-up as it was asked.
     rewrite: bool = True
     # A team preset or an ask request's changes (qa.pipeline.parameters): the built-in preset it
     # starts from, and the parameters set on top of it, so a run says what it changed.
     base: str = ""
     parameters: dict[str, object] = field(default_factory=dict)
+    # Clarifying questions and partial answers (qa.pipeline.turns); None: answer or refuse only.
+    turns: TurnsConfig | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -55,11 +58,15 @@ class PipelineConfig:
             # Stored before top_k became the knob, when answering read ``answer_passages`` passages.
             retrieval = {**retrieval, "top_k": data["answer_passages"]}
         trust = data.pop("trust", None)
+        turns = data.pop("turns", None)
         return cls(
             retrieval=RetrievalConfig(**retrieval) if retrieval is not None else None,
             answer=AnswerConfig(**known_answer),
             trust=TrustConfig(**{k: v for k, v in trust.items() if k in TrustConfig.__dataclass_fields__})
             if trust is not None
+            else None,
+            turns=TurnsConfig(**{k: v for k, v in turns.items() if k in TurnsConfig.__dataclass_fields__})
+            if turns is not None
             else None,
             **{k: v for k, v in data.items() if k in cls.__dataclass_fields__},
         )
@@ -237,6 +244,9 @@ _register(
         # passages judged irrelevant kept from generation, and the answer checked against the question
         # after it. Models and thresholds: qa/pipeline/answerability_model.json (bench/answerability.py).
         trust=TrustConfig(),
+        # An underspecified turn gets a clarifying question, a partly covered one a partial answer
+        # naming what is missing (tuned on MTRAG-UN train, bench/mtrag_un.py).
+        turns=TurnsConfig(),
     )
 )
 

@@ -23,6 +23,7 @@ from qa.pipeline import codec
 from qa.pipeline.answerability import AnswerabilityVerdict
 from qa.pipeline.answering_config import AnswerConfig
 from qa.pipeline.confidence import AnswerCheck, Confidence
+from qa.pipeline.conversation import Rewrite
 from qa.pipeline.relevance import ContextJudgement
 from qa.pipeline.types import Answer, SupportLabel
 from qa.pipeline.verification import Verdict
@@ -31,7 +32,7 @@ RUN_FORMAT_VERSION = 2
 
 StageName = Literal["retrieval", "generation"]
 AttemptOutcome = Literal["verified", "not verified", "generator refused", "no answer sentences"]
-AnsweringOutcome = Literal["verified", "unverified", "refused"]
+AnsweringOutcome = Literal["verified", "unverified", "refused", "clarifying question"]
 
 
 @dataclass(frozen=True)
@@ -197,6 +198,8 @@ class PipelineRun:
     version: int = RUN_FORMAT_VERSION
     standalone: str = ""  # the question as searched (a follow-up rewritten to stand alone)
     substitutions: tuple[str, ...] = ()  # parts of the preset that could not run, and what stood in
+    # How a follow-up was made standalone (None: a first question, or a run stored before memory).
+    conversation: Rewrite | None = None
     retrieval: RetrievalStep | None = None
     answering: AnsweringStep | None = None
     trust: TrustStep | None = None  # None: the preset runs no intrinsics (or a run stored before them)

@@ -11,12 +11,14 @@ travels as JSON and ``ranking_from_run`` looks its passages up again.
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Sequence
 from dataclasses import replace
 
+from qa.pipeline import conversation, turns
+from qa.pipeline.answerability import ANSWERABLE, PARTIAL_ANSWER, UNANSWERABLE
 from qa.pipeline.answering import answer_from_ranking
+from qa.pipeline.conversation import Rewrite
 from qa.pipeline.factory import Pipeline
 from qa.pipeline.protocols import LLM, CorpusIndex, PrefetchingIndex
 from qa.pipeline.rerank import top_sentence_similarity
@@ -44,41 +46,17 @@ class PipelineError(RuntimeError):
 
 # --- follow-up questions ------------------------------------------------------
 
-_FOLLOW_UP = re.compile(
-    r"\b(it|its|they|them|their|this|that|these|those|he|she|his|her|there|the same|what about|and|also)\b",
-    re.IGNORECASE,
-)
 
-REWRITE_PROMPT = (
-    "Rewrite the user's last question as one standalone question that can be understood without the "
-    "conversation. Keep names, places and dates. Reply with the question only."
-)
+def rewrite_question(question: str, history: Sequence[tuple[str, str]], llm: LLM | None = None) -> Rewrite:
+    """A follow-up made standalone from the earlier turns (``qa.pipeline.conversation``): by the LLM
+    when one is configured, else by conversation memory (pronouns and ellipsis resolved)."""
+    if llm is not None and history:
+        return conversation.llm_rewrite(question, history, llm)
+    return conversation.rewrite(question, history)
 
 
 def standalone_question(question: str, history: Sequence[tuple[str, str]], llm: LLM | None = None) -> str:
-    """A follow-up rewritten to stand alone, using the previous turns.
-
-    With an LLM, the LLM rewrites it. Without one, a question that refers back
-    (pronouns, "what about ...") or is very short is prefixed with the
-    previous standalone question, which keeps its named entities for
-    retrieval; a self-contained question is left as it is.
-    """
-    if not history:
-        return question
-    if llm is not None:
-        turns = "\n".join(f"Q: {q}\nA: {a}" for q, a in history[-3:])
-        reply = llm.complete(
-            [
-                {"role": "system", "content": REWRITE_PROMPT},
-                {"role": "user", "content": f"Conversation:\n{turns}\n\nLast question: {question}"},
-            ],
-            temperature=0.0,
-            max_tokens=100,
-        ).strip()
-        return reply.splitlines()[0].strip() if reply else question
-    if _FOLLOW_UP.search(question) or len(question.split()) <= 4:
-        return f"{history[-1][0]} {question}"
-    return question
+    return rewrite_question(question, history, llm).question
 
 
 # --- stage 1: retrieval -----------------------------------------------------------
@@ -220,7 +198,19 @@ def retrieval_confidence(ranked: Sequence[ScoredPassage], top: int = 5) -> float
 
 
 def answer_stage(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[ScoredPassage]) -> PipelineRun:
-    """Answer from ``ranked`` (the retrieval step's ranking, best first); the run gains its answer."""
+    """Answer from ``ranked`` (the retrieval step's ranking, best first); the run gains its answer.
+
+    The reply is one of the answer kinds: a clarifying question for a turn that points at
+    something nothing names, a refusal, an answer, or a partial answer naming what is missing.
+    """
+    run = _answer_stage(pipeline, run, ranked)
+    answer = run.answer
+    if answer is not None and not answer.kind:
+        answer = replace(answer, kind=UNANSWERABLE if answer.refused else ANSWERABLE)
+    return replace(run, answer=answer)
+
+
+def _answer_stage(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[ScoredPassage]) -> PipelineRun:
     question = run.standalone or run.question
     run = replace(run, substitutions=_merged(run.substitutions, pipeline.substitutions))
     if pipeline.answer_parts is None:
@@ -228,19 +218,43 @@ def answer_stage(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[ScoredPa
     # Evaluation ranks documents from the whole candidate list, not just the answer's context.
     documents = tuple(dict.fromkeys(hit.passage.document_id for hit in ranked))
     passages = tuple(ranked[: pipeline.config.retrieval.top_k])
-    trust = pipeline.config.trust
+    trust, kinds = pipeline.config.trust, pipeline.config.turns
+    clarify = turns.clarification(run.question, run.conversation, ranked) if kinds and kinds.clarify else None
+    if clarify is not None:
+        answer = turns.clarifying_answer(clarify, documents)
+        step = AnsweringStep(outcome="clarifying question", note=answer.note)
+        return replace(run, answering=step, answer=answer)
     before = None
     if trust is not None:
         started = time.perf_counter()
         before = before_generation(question, ranked, len(passages), config=trust, llm=pipeline.llm)
         run = run.timed(answerability=time.perf_counter() - started)
         run = replace(run, trust=TrustStep(answerability=before.verdict, context=before.context))
-        if not before.verdict.should_answer:
+        partial = kinds is not None and kinds.partial and before.verdict.kind == PARTIAL_ANSWER
+        if not before.verdict.should_answer and not partial:
             answer = refusal_for(before.verdict, documents)
             step = AnsweringStep(outcome="refused", note=answer.note)
             refused = replace(run.trust, confidence=refusal_confidence(before.verdict))
             return replace(run, trust=refused, answering=step, answer=answer)
         passages = before.passages
+        lacking = turns.missing_parts(question, passages) if kinds else ()
+        if (
+            kinds
+            and len(lacking) >= kinds.refuse_missing
+            and before.verdict.probability < kinds.refuse_missing_below
+        ):
+            answer = turns.refusal_for_missing(before.verdict, lacking, documents)
+            return replace(run, answering=AnsweringStep(outcome="refused", note=answer.note), answer=answer)
+    missing = _missing(question, before.verdict if before else None, passages, kinds) if kinds else ()
+    run = _generate_and_check(pipeline, run, question, passages, ranked, documents, before, missing)
+    if missing and not run.answer.refused:
+        run = replace(run, answer=turns.partial_answer(run.answer, missing))
+    return run
+
+
+def _generate_and_check(pipeline, run, question, passages, ranked, documents, before, missing) -> PipelineRun:
+    """Generate, cite and verify; then the answer check, against the part of the question the
+    sources cover when a partial answer will name the rest."""
     started = time.perf_counter()
     answered = answer_from_ranking(
         question,
@@ -250,9 +264,11 @@ def answer_stage(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[ScoredPa
     )
     run = run.timed(answer=time.perf_counter() - started, **answered.timings)
     answer, step = replace(answered.answer, retrieved_documents=documents), answered.step
+    trust = pipeline.config.trust
     if before is not None and trust is not None:
         started = time.perf_counter()
-        after = after_generation(question, answer, before.verdict, config=trust, embedder=pipeline.embedder)
+        covered = turns.without_words(question, missing) if missing else question
+        after = after_generation(covered, answer, before.verdict, config=trust, embedder=pipeline.embedder)
         run = run.timed(answer_check=time.perf_counter() - started)
         checked = replace(run.trust, answer_check=after.check, confidence=after.confidence)
         run = replace(run, trust=checked)
@@ -260,6 +276,16 @@ def answer_stage(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[ScoredPa
             step = replace(step, outcome="refused", note=after.answer.note)
         answer = after.answer
     return replace(run, answering=step, answer=answer)
+
+
+def _missing(question: str, verdict, passages: Sequence[ScoredPassage], kinds: turns.TurnsConfig) -> tuple:
+    """What a partial answer must name: the verdict's missing amounts, else uncovered focus words."""
+    if not kinds.partial:
+        return ()
+    if verdict is not None and verdict.kind == PARTIAL_ANSWER and verdict.missing:
+        return verdict.missing
+    missing = turns.missing_parts(question, passages)
+    return missing if 0 < len(missing) <= kinds.partial_max_missing else ()
 
 
 def _answer_without_retrieval(question: str, llm: LLM | None, run: PipelineRun) -> PipelineRun:
@@ -284,9 +310,22 @@ def _answer_without_retrieval(question: str, llm: LLM | None, run: PipelineRun) 
 
 
 def answer_question(
-    question: str, *, pipeline: Pipeline, preset: str = "", standalone: str = ""
+    question: str,
+    *,
+    pipeline: Pipeline,
+    preset: str = "",
+    standalone: str = "",
+    rewrite: Rewrite | None = None,
 ) -> PipelineRun:
-    """Both stages in one process, the ranking handed straight on (tests, the `ask` path, evaluation)."""
-    run = PipelineRun(question=question, preset=preset or pipeline.config.name, standalone=standalone)
+    """Both stages in one process, the ranking handed straight on (tests, the `ask` path, evaluation).
+
+    ``rewrite``: the follow-up's rewrite (its question is searched); ``standalone`` alone is the
+    older way to say what to search."""
+    run = PipelineRun(
+        question=question,
+        preset=preset or pipeline.config.name,
+        standalone=rewrite.question if rewrite else standalone,
+        conversation=rewrite,
+    )
     run, retrieval = retrieve_stage(pipeline, run)
     return answer_stage(pipeline, run, retrieval.ranked)

@@ -118,6 +118,9 @@ def format_turn(question) -> str:
         lines.append(f"The question failed: {question.error}")
         return "\n".join(lines)
     answer = question.answer
+    if answer.kind == "underspecified":
+        lines.append(f"(clarifying question) {answer.text}")
+        return "\n".join(lines)
     lines.append(answer.text)
     for number, sentence in enumerate(answer.sentences.all(), start=1):
         for citation in sentence.citations.all():

@@ -10,6 +10,7 @@ Dominica's colonial history.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -53,6 +54,11 @@ def demo():
     return build_pipeline(get_preset("default"), index=index, clients=ModelClients(embedder=embedder))
 
 
+def without_turns(pipeline):
+    """The default preset answering or refusing only (no clarifying questions, no partial answers)."""
+    return dataclasses.replace(pipeline, config=dataclasses.replace(pipeline.config, turns=None))
+
+
 def ask(pipeline, question: str):
     run = answer_question(question, pipeline=pipeline)
     return run.answer, run
@@ -68,8 +74,14 @@ def test_on_topic_question_for_an_unstated_fact_is_refused(demo, question):
     assert run.trust.confidence.probability == answer.confidence
 
 
-def test_a_question_too_vague_to_judge_gets_no_confidence_and_says_why(demo):
+def test_a_question_too_vague_to_search_gets_a_clarifying_question(demo):
     answer, run = ask(demo, "Tell me more about it.")
+    assert answer.kind == "underspecified" and not answer.refused
+    assert answer.text.startswith("Could you say more") and answer.cited_sentences == ()
+
+
+def test_without_clarifying_questions_a_vague_question_is_refused_with_no_confidence(demo):
+    answer, run = ask(without_turns(demo), "Tell me more about it.")
     assert answer.refused and run.trust.answerability.kind == "underspecified"
     assert answer.confidence is None
     assert "Confidence: not applicable" in answer.note

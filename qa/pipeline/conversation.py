@@ -1,0 +1,429 @@
+"""Conversation memory and follow-up rewriting, without an LLM (and with one, when configured).
+
+A follow-up ("Can I withdraw my contributions from it?", "and in 2019?",
+"What about the fees?") does not stand alone: retrieval needs the subject the
+conversation is about. ``remember`` reads the earlier turns into a
+``ConversationMemory``: the names (capitalised phrases: "Roth IRA",
+"Causeway VA Clinic") and the topic phrases (runs of content words: "facilitated
+diffusion") each turn mentioned, the user's turns weighted above the agent's
+and recent ones above old ones. ``rewrite`` then resolves what the question
+leaves out:
+
+- a pronoun or a bare demonstrative ("it", "they", "this", "there") becomes
+  the conversation's subject: its most salient name, else its topic phrase;
+- a demonstrative or definite phrase ("this library", "the company") becomes
+  the remembered name that contains its noun ("the California State Library");
+  when no earlier turn names one, the phrase is *unresolved*, which is what an
+  underspecified turn looks like ("Which library do you mean?");
+- an ellipsis (a short fragment: "and in 2019?", "what about Ghana?") takes the
+  previous question and swaps in what the fragment changes (a year for a year,
+  a name for the subject), or else is read with the subject added;
+- a question that names its own subject is left as it is.
+
+``Rewrite`` records what was done, so the trace and the chat can show
+"searched as ..." and why. ``llm_rewrite`` asks an LLM for the standalone
+question instead, falling back to the rule-based rewrite when the reply is
+unusable. Everything here is heuristic and labelled so in the trace.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from qa.pipeline.protocols import LLM
+from qa.pipeline.text import META_WORDS, STOPWORDS, stem, words
+
+Turn = tuple[str, str]  # (user question, agent answer)
+
+_TOKEN = re.compile(r"[A-Za-z][A-Za-z'\u2019&.-]*[A-Za-z]|[A-Za-z]|\d[\d,.]*")
+# Pronouns that refer back to something; "this"/"that" only when no noun follows (handled below).
+_PRONOUNS = {
+    "it": "",
+    "its": "'s",
+    "they": "",
+    "them": "",
+    "their": "'s",
+    "he": "",
+    "him": "",
+    "his": "'s",
+    "she": "",
+    "her": "'s",
+    "there": "",
+}
+# "that" is left out: as often a relative pronoun ("everything that deleted") as a demonstrative.
+_DEMONSTRATIVES = ("this", "these", "those")
+# Words that follow "the"/"this" without naming a thing one could ask "which one?" about.
+_NOT_REFERENT = frozenset(
+    """way time case same other first last best most following above next one ones thing things
+    difference differences end answer question information world us kind type types lot amount
+    number cost price rate process reason reasons benefit benefits purpose role use""".split()
+)
+_QUESTION_OPENERS = frozenset(
+    "what which who whom whose when where why how is are was were do does did can could should "
+    "would will may might tell please and or but so also".split()
+)
+_YEAR = re.compile(r"\b(1[5-9]\d\d|20\d\d)\b")
+_WHAT_ABOUT = re.compile(r"^\s*(?:and\s+)?(?:what|how)\s+about\s+(.+?)\s*\??\s*$", re.IGNORECASE)
+_AND_FRAGMENT = re.compile(r"^\s*(?:and|also|or)\s+(.+?)\s*\??\s*$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Mention:
+    """Something the conversation talked about, and how salient it is now."""
+
+    text: str  # as written: "Roth IRA", "facilitated diffusion"
+    kind: str  # "name" (capitalised phrase) or "topic" (a run of content words)
+    weight: float  # recency x speaker x repetition; higher is more salient
+    stems: frozenset[str]
+
+
+@dataclass(frozen=True)
+class ConversationMemory:
+    mentions: tuple[Mention, ...] = ()  # most salient first
+    last_question: str = ""
+
+    @property
+    def subject(self) -> Mention | None:
+        """What "it" most likely refers to: the most salient name, else the most salient topic."""
+        names = [m for m in self.mentions if m.kind == "name"]
+        return names[0] if names else (self.mentions[0] if self.mentions else None)
+
+    def naming(self, noun: str, *, names_only: bool = False) -> Mention | None:
+        """The most salient remembered mention whose words include ``noun`` ("library"); only
+        names for "the X", which is as often generic ("the public") as a reference back."""
+        wanted = stem(noun.lower())
+        for mention in self.mentions:
+            if names_only and mention.kind != "name":
+                continue
+            if wanted in mention.stems and len(mention.stems) > 1:
+                return mention
+        return None
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """A question made standalone, and how. ``method``: unchanged, resolved, ellipsis, llm, prefix."""
+
+    question: str  # what retrieval searches ("searched as ...")
+    original: str
+    method: str = "unchanged"
+    resolved: tuple[tuple[str, str], ...] = ()  # (words in the question, what they stand for)
+    unresolved: tuple[str, ...] = ()  # references nothing earlier names: "this library"
+    carried: tuple[str, ...] = ()  # subjects added from earlier turns
+    subject: str = ""  # the conversation's subject before this turn
+    # "the X" phrases nothing earlier names ("the animal"): underspecified only when the
+    # documents name several X (qa.pipeline.turns decides, with the retrieved passages).
+    definite: tuple[str, ...] = ()
+
+
+# --- memory ----------------------------------------------------------------------------------
+
+
+def _phrases(text: str) -> list[tuple[str, str]]:
+    """(phrase, kind) in order: capitalised runs as names, runs of content words as topics."""
+    found: list[tuple[str, str]] = []
+    for sentence in re.split(r"(?<=[.!?])\s+|\n+", text):
+        tokens = _TOKEN.findall(sentence)
+        name: list[str] = []
+        topic: list[str] = []
+        for position, token in enumerate(tokens + [""]):
+            lower = token.lower().strip(".")
+            capital = bool(token) and token[0].isupper() and lower not in STOPWORDS
+            is_name = capital and (position > 0 or token.isupper() or len(tokens) < 3)
+            if (
+                is_name
+                and lower not in _QUESTION_OPENERS
+                and lower not in META_WORDS
+                and lower not in _CHATTER
+            ):
+                name.append(token.strip("."))
+            else:
+                if name:
+                    found.append((" ".join(name), "name"))
+                name = []
+            content = (
+                bool(token) and lower not in STOPWORDS and lower not in META_WORDS and not lower[0].isdigit()
+            )
+            verb = lower in _VERBS or (bool(topic) and lower.endswith("ed"))
+            if (
+                content
+                and not verb
+                and lower not in _QUESTION_OPENERS
+                and lower not in _CHATTER
+                and len(lower) > 2
+            ):
+                topic.append(lower)
+            else:
+                if len(topic) >= 2:
+                    found.append((" ".join(topic[:3]), "topic"))
+                topic = []
+    return found
+
+
+def remember(history: Sequence[Turn]) -> ConversationMemory:
+    """The memory of the turns so far (oldest first); recent user turns weigh most."""
+    weights: dict[tuple[str, str], float] = {}
+    shown: dict[tuple[str, str], str] = {}
+    for age, (question, answer) in enumerate(reversed(list(history))):
+        recency = 0.5**age
+        for text, speaker in ((question, 1.0), (answer, 0.4)):
+            for phrase, kind in _phrases(text):
+                key = (phrase.lower(), kind)
+                weights[key] = weights.get(key, 0.0) + recency * speaker * (1.5 if kind == "name" else 1.0)
+                shown.setdefault(key, phrase)
+    mentions = sorted(
+        (
+            Mention(shown[key], key[1], weight, frozenset(stem(w) for w in words(shown[key])))
+            for key, weight in weights.items()
+        ),
+        key=lambda m: -m.weight,
+    )
+    return ConversationMemory(tuple(mentions), history[-1][0] if history else "")
+
+
+# --- rewriting --------------------------------------------------------------------------------
+
+
+def _references(question: str) -> list[tuple[int, int, str, str]]:
+    """(start, end, text, noun) for each reference back: pronouns (noun "") and
+    demonstrative/definite phrases ("this library" -> noun "library")."""
+    found = []
+    tokens = list(re.finditer(r"[A-Za-z][A-Za-z'\u2019-]*", question))
+    for i, match in enumerate(tokens):
+        lower = match.group().lower()
+        following = tokens[i + 1].group() if i + 1 < len(tokens) else ""
+        previous = tokens[i - 1].group().lower() if i else ""
+        # "that" after a preposition ("of that mission") points back; elsewhere it is as often
+        # a relative pronoun ("everything that deleted").
+        pointing_that = lower == "that" and previous in _PREPOSITIONS
+        if lower in _DEMONSTRATIVES or pointing_that or (lower == "the" and i + 1 < len(tokens)):
+            noun_tokens = []
+            for nxt in tokens[i + 1 : i + 4]:
+                word = nxt.group().lower()
+                if word in STOPWORDS or word in _QUESTION_OPENERS:
+                    break
+                noun_tokens.append(nxt)
+            if lower == "the" and noun_tokens and noun_tokens[0].group()[0].isupper():
+                continue  # "the Bronx", "the Fair grounds": a name, not a reference back
+            noun_tokens = _noun_phrase(noun_tokens)
+            # "this County": one capitalised word after a demonstrative is a noun, not a name.
+            single = (
+                len(noun_tokens) == 1 and lower in _DEMONSTRATIVES and not noun_tokens[0].group().isupper()
+            )
+            if noun_tokens and (single or not noun_tokens[-1].group()[0].isupper()):
+                noun = noun_tokens[-1].group().lower()
+                if noun not in _NOT_REFERENT and len(noun) > 2:
+                    end = noun_tokens[-1].end()
+                    found.append((match.start(), end, question[match.start() : end], noun))
+            elif lower in _DEMONSTRATIVES and (not following or following.lower() in STOPWORDS):
+                found.append((match.start(), match.end(), match.group(), ""))
+        elif lower in _PRONOUNS and not (
+            lower == "there"
+            and i + 1 < len(tokens)
+            and following.lower() in {"is", "are", "was", "were", "be", "any", "anything", "a", "an"}
+        ):
+            found.append((match.start(), match.end(), match.group(), ""))
+    return found
+
+
+_PREPOSITIONS = frozenset("of about in on for from with at to by into".split())
+_CHATTER = frozenset("yes yeah sure thanks thank okay ok hello hi great please sorry think know".split())
+# Verbs that follow a question's subject ("does this library provide ..."): never the noun.
+_VERBS = frozenset(
+    """employ employs play plays think know want like believe heard hear tell said say provide provides
+    offer offers have has had pay pays paid do does make makes work works mean means
+    use uses give gives take takes get gets need needs cost costs affect affects happen happens support
+    supports require requires include includes apply applies charge charges allow allows accept accepts
+    compare compares differ differs help helps cover covers stand stands come comes go goes run runs
+    play plays start started open opens close closes serve serves issue issues""".split()
+)
+
+
+_NOT_NOUN_ENDINGS = ("ly", "ed", "en", "wn", "ing", "ous", "ful", "ive", "able", "ible", "est")
+
+
+def _noun_phrase(tokens: list) -> list:
+    """The noun phrase after "this"/"the": capitalised modifiers and up to two lower-case words
+    ("this California county", "the police department"), stopping before a word that looks like
+    a verb or adjective ("this song famous"): a guess without a tagger."""
+    phrase = []
+    for token in tokens:
+        word = token.group().lower()
+        lower_words = [t for t in phrase if not t.group()[0].isupper()]
+        if lower_words and (word in _VERBS or word.endswith(_NOT_NOUN_ENDINGS) or token.group()[0].isupper()):
+            break
+        phrase.append(token)
+        if len(lower_words) == 1:
+            break
+    while phrase and phrase[-1].group().lower() in _VERBS:
+        phrase.pop()
+    return phrase
+
+
+def _names_in(text: str) -> list[str]:
+    return [phrase for phrase, kind in _phrases(text) if kind == "name"]
+
+
+def _substitute(question: str, spans: list[tuple[int, int, str]]) -> str:
+    out, last = [], 0
+    for start, end, replacement in sorted(spans):
+        out.append(question[last:start])
+        out.append(replacement)
+        last = end
+    out.append(question[last:])
+    return "".join(out)
+
+
+def _ellipsis(question: str, memory: ConversationMemory) -> Rewrite | None:
+    """A fragment that only makes sense as a variation of the previous question."""
+    previous = memory.last_question
+    if not previous:
+        return None
+    years = _YEAR.findall(question)
+    if years and _YEAR.search(previous) and len(words(question)) <= 5:
+        standalone = _YEAR.sub(years[0], previous, count=1)
+        return Rewrite(standalone, question, "ellipsis", ((question.strip(), standalone),))
+    about = _WHAT_ABOUT.match(question) or (
+        _AND_FRAGMENT.match(question) if len(words(question)) <= 5 else None
+    )
+    if about:
+        new = about.group(1).strip()
+        subject = memory.subject
+        if subject and subject.text.lower() in previous.lower() and _names_in(new):
+            pattern = re.compile(re.escape(subject.text), re.IGNORECASE)
+            standalone = pattern.sub(new, previous, count=1)
+        elif subject:
+            standalone = f"{new.rstrip(' ?')} of {subject.text}?"
+        else:
+            standalone = f"{previous.rstrip(' ?')} {new}?"
+        return Rewrite(standalone, question, "ellipsis", ((question.strip(), standalone),))
+    return None
+
+
+def rewrite(question: str, history: Sequence[Turn], memory: ConversationMemory | None = None) -> Rewrite:
+    """The question as it would be asked without the conversation (rule-based; see the module doc)."""
+    memory = memory or remember(history)
+    subject = memory.subject
+    base = Rewrite(question, question, subject=subject.text if subject else "")
+    if not history:
+        return _unresolved_only(base, question, memory)
+    fragment = _ellipsis(question, memory)
+    if fragment is not None:
+        return Rewrite(**{**fragment.__dict__, "subject": base.subject})
+    spans: list[tuple[int, int, str]] = []
+    resolved, unresolved, definite = [], [], []
+    own_names = {n.lower() for n in _names_in(question)}
+    antecedent = False  # a pronoun after "this county" in the same question refers to the county
+    for start, end, text, noun in _references(question):
+        if antecedent and not noun:
+            continue
+        antecedent = antecedent or bool(noun)
+        if noun:
+            named = memory.naming(noun, names_only=text.lower().startswith("the "))
+            if named is not None and named.text.lower() not in question.lower():
+                spans.append((start, end, f"the {named.text}"))
+                resolved.append((text, named.text))
+            elif text.lower().split()[0] in (*_DEMONSTRATIVES, "that"):
+                unresolved.append(text)
+            else:
+                definite.append(text)
+        elif subject is not None and subject.text.lower() not in question.lower():
+            suffix = _PRONOUNS.get(text.lower(), "")
+            replacement = subject.text + suffix if text.lower() not in _DEMONSTRATIVES else subject.text
+            spans.append((start, end, replacement))
+            resolved.append((text, subject.text))
+    if spans:
+        standalone = _substitute(question, spans)
+        return Rewrite(
+            standalone,
+            question,
+            "resolved",
+            tuple(resolved),
+            tuple(unresolved),
+            (),
+            base.subject,
+            tuple(definite),
+        )
+    if _needs_subject(question, own_names) and subject is not None and not unresolved:
+        standalone = f"{question.rstrip()} ({subject.text})"
+        return Rewrite(
+            standalone,
+            question,
+            "resolved",
+            (),
+            tuple(unresolved),
+            (subject.text,),
+            base.subject,
+            tuple(definite),
+        )
+    return Rewrite(question, question, "unchanged", (), tuple(unresolved), (), base.subject, tuple(definite))
+
+
+def _unresolved_only(base: Rewrite, question: str, memory: ConversationMemory) -> Rewrite:
+    references = [(text, noun) for _, _, text, noun in _references(question) if noun]
+    unresolved = tuple(
+        text for text, _ in references if text.lower().split()[0] in (*_DEMONSTRATIVES, "that")
+    )
+    definite = tuple(text for text, _ in references if text.lower().startswith("the "))
+    return Rewrite(**{**base.__dict__, "unresolved": unresolved, "definite": definite})
+
+
+def _needs_subject(question: str, own_names: set[str]) -> bool:
+    """A short question that names nothing of its own ("How much does it cost?" minus the pronoun)."""
+    content = [
+        w
+        for w in words(question)
+        if w not in STOPWORDS and w not in META_WORDS and w not in _QUESTION_OPENERS
+    ]
+    return not own_names and len(content) <= 3
+
+
+def prefix_rewrite(question: str, history: Sequence[Turn]) -> str:
+    """The rewrite before conversation memory: a question that refers back, or a short one,
+    is prefixed with the previous question (kept to compare against in bench/mtrag_un.py)."""
+    if not history:
+        return question
+    if (
+        re.search(
+            r"\b(it|its|they|them|their|this|that|these|those|he|she|his|her|there|the same|"
+            r"what about|and|also)\b",
+            question,
+            re.IGNORECASE,
+        )
+        or len(question.split()) <= 4
+    ):
+        return f"{history[-1][0]} {question}"
+    return question
+
+
+# --- with an LLM ------------------------------------------------------------------------------
+
+REWRITE_PROMPT = (
+    "Rewrite the user's last question as one standalone question that can be understood without the "
+    "conversation: replace pronouns and references such as 'it' or 'this company' with what they refer "
+    "to, and fill in what a short follow-up leaves out. Keep names, places and dates. If the question "
+    "already stands alone, repeat it unchanged. Reply with the question only."
+)
+
+
+def rewrite_messages(question: str, history: Sequence[Turn], *, turns: int = 3) -> list[dict]:
+    shown = "\n".join(f"User: {q}\nAssistant: {a[:400]}" for q, a in list(history)[-turns:])
+    return [
+        {"role": "system", "content": REWRITE_PROMPT},
+        {"role": "user", "content": f"Conversation:\n{shown}\n\nLast question: {question}"},
+    ]
+
+
+def llm_rewrite(question: str, history: Sequence[Turn], llm: LLM) -> Rewrite:
+    """The LLM's standalone question; the rule-based rewrite when its reply is empty or rambles."""
+    rules = rewrite(question, history)
+    if not history:
+        return rules
+    reply = llm.complete(rewrite_messages(question, history), temperature=0.0, max_tokens=100).strip()
+    line = next((ln.strip().strip('"') for ln in reply.splitlines() if ln.strip()), "")
+    line = re.sub(r"^(?:standalone question|question|rewritten)\s*:\s*", "", line, flags=re.IGNORECASE)
+    if not line or len(line) > 3 * len(question) + 200:
+        return rules
+    return replace(rules, question=line, method="llm")

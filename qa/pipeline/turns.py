@@ -1,0 +1,192 @@
+"""Turns that are neither answered nor refused: a clarifying question, or a partial answer.
+
+Heuristics, labelled so in every note they write (no LLM needed):
+
+- ``clarification``: a turn is *underspecified* when it points at something
+  nothing names ("this library", "this California county": a demonstrative
+  phrase the conversation memory could not resolve), or names too little to
+  search for. The reply is a clarifying question; when the retrieved passages
+  name several things of that kind ("California State Library", "Monterey
+  Park Bruggemeyer Library"), it offers them.
+- ``missing_parts``: a turn is *partial* when the passages cover most of what
+  it asks about but not all: words of the question's focus that no top
+  passage (nor its title) contains, such as "archaeological" in "the
+  difference between primary and archaeological sources" over passages that
+  only define primary sources. The answer states what the sources support and
+  names what they do not.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from qa.pipeline.conversation import Rewrite, rewrite
+from qa.pipeline.questions import analyse_question
+from qa.pipeline.text import META_WORDS, STOPWORDS, content_words, stem, words
+from qa.pipeline.trust import trust_models
+from qa.pipeline.types import REFUSAL_TEXT, UNSUPPORTED, Answer, AnswerSentence, ScoredPassage
+
+_NAME_RUN = re.compile(r"(?:[A-Z][\w.'&-]*\s+){0,4}[A-Z][\w.'&-]*")
+# Focus words that are the question's own framing, never something a source must state.
+_FRAMING = frozenset(
+    stem(w)
+    for w in """tell know want need like help please difference different differ compare comparison
+    example examples mean meaning way ways thing things work works best good better use used get able
+    possible happen happens happened today currently current isn't aren't don't doesn't last come
+    seem leave answer recommend next week include call really actually exactly also""".split()
+)
+
+
+@dataclass(frozen=True)
+class TurnsConfig:
+    """Which of these replies a preset gives. ``partial_max_missing``: a turn missing more focus
+    words than this is left to answerability (it is about something else, not partly answered)."""
+
+    clarify: bool = True
+    partial: bool = True
+    partial_max_missing: int = 2
+    # Refuse an "answerable" verdict whose passages lack this many of the question's focus words
+    # while its probability stays below ``refuse_missing_below`` (tuned on MTRAG-UN train).
+    refuse_missing: int = 3
+    refuse_missing_below: float = 0.5
+
+
+@dataclass(frozen=True)
+class Clarification:
+    question: str  # the clarifying question to ask back
+    about: str  # the reference that needs it ("this library"), or "" for a vague question
+    options: tuple[str, ...] = ()  # things of that kind the passages name
+
+
+def clarification(
+    question: str,
+    conversation: Rewrite | None,
+    ranked: Sequence[ScoredPassage],
+    *,
+    top: int = 8,
+    min_options: int = 3,
+) -> Clarification | None:
+    """A clarifying question when the turn cannot be searched as asked, else None."""
+    turn = conversation if conversation is not None else rewrite(question, ())
+    if turn.unresolved:
+        about = turn.unresolved[0]
+        noun, options = _choices(about, ranked[:top], question)
+        kind = noun if noun.endswith("s") else f"{noun}"
+        text = f"Which {kind} do you mean?"
+        if len(options) >= 2:
+            text += " The documents mention " + _listed(options) + "."
+        else:
+            text += f" Please name the {kind}, so the search can find it."
+        return Clarification(text, about, options)
+    for about in turn.definite:
+        # "the animal", "the police department": a clarifying question only when the documents
+        # name several, so there is a choice to make (heuristic).
+        noun, options = _choices(about, ranked[:top], question)
+        if len(options) >= min_options:
+            text = f"Which {noun} do you mean? The documents mention {_listed(options)}."
+            return Clarification(text, about, options)
+    if analyse_question(turn.question).vague:
+        return Clarification(
+            "Could you say more about what you would like to know? "
+            "The question names too little to search for.",
+            "",
+        )
+    return None
+
+
+def _choices(about: str, ranked: Sequence[ScoredPassage], question: str) -> tuple[str, tuple[str, ...]]:
+    """(noun, names of that kind in the passages): the noun is the phrase's last word."""
+    noun = words(about)[-1]
+    return noun, _named(noun, ranked, exclude=question)
+
+
+def _named(noun: str, ranked: Sequence[ScoredPassage], *, exclude: str) -> tuple[str, ...]:
+    """Capitalised names in the passages that contain ``noun`` ("Auburn Police Department" for
+    "department"), most frequent first, at most four."""
+    wanted = stem(noun)
+    counts: dict[str, int] = {}
+    for hit in ranked:
+        for match in _NAME_RUN.finditer(hit.passage.text + "\n" + hit.passage.document_title):
+            name = match.group().strip(" .")
+            stems = {stem(w) for w in words(name)}
+            if wanted in stems and len(stems) > 1 and name.lower() not in exclude.lower():
+                counts[name] = counts.get(name, 0) + 1
+    return tuple(sorted(counts, key=lambda n: -counts[n])[:4])
+
+
+def _listed(options: Sequence[str]) -> str:
+    names = [f"the {o}" if not o.lower().startswith("the ") else o for o in options]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def clarifying_answer(clarify: Clarification, documents: Sequence[str]) -> Answer:
+    what = f"'{clarify.about}' refers to nothing named earlier" if clarify.about else "the question is vague"
+    return Answer(
+        sentences=(AnswerSentence(clarify.question, (), UNSUPPORTED),),
+        refused=False,
+        note=f"Asked to clarify (heuristic): {what}.",
+        retrieved_documents=tuple(documents),
+        kind="underspecified",
+    )
+
+
+# --- partial answers ----------------------------------------------------------------------
+
+
+def missing_parts(question: str, ranked: Sequence[ScoredPassage], *, top: int = 3) -> tuple[str, ...]:
+    """The question's focus words that none of the top passages contains (as asked, not stemmed)."""
+    bag: set[str] = set()
+    for hit in ranked[:top]:
+        bag |= content_words(hit.passage.text) | content_words(hit.passage.document_title)
+    missing = []
+    for word in words(question):
+        if word in STOPWORDS or word in META_WORDS or len(word) < 4 or word[0].isdigit():
+            continue
+        stemmed = stem(word)
+        if (
+            stemmed in _FRAMING
+            or stemmed in bag
+            or any(b.startswith(stemmed[:6]) for b in bag if len(stemmed) >= 7)
+        ):
+            continue
+        missing.append(word)
+    return tuple(dict.fromkeys(missing))
+
+
+def without_words(question: str, missing: Sequence[str]) -> str:
+    """The question with the words no source covers taken out: what the answer can address."""
+    drop = {m.lower() for m in missing}
+    return " ".join(t for t in question.split() if t.lower().strip("?,.!;:'\"") not in drop)
+
+
+def partial_answer(answer: Answer, missing: Sequence[str]) -> Answer:
+    """The answer with a last sentence naming what the sources do not cover."""
+    named = ", ".join(f"'{m}'" for m in missing)
+    gap = AnswerSentence(f"The sources do not cover {named}, so that part stays unanswered.", (), UNSUPPORTED)
+    return Answer(
+        sentences=(*answer.sentences, gap),
+        refused=False,
+        disagreement=answer.disagreement,
+        verified=answer.verified,
+        note=(answer.note + " " if answer.note else "") + f"Partial answer (heuristic): nothing on {named}.",
+        retrieved_documents=answer.retrieved_documents,
+        confidence=answer.confidence,
+        kind="partial",
+        missing=tuple(missing),
+    )
+
+
+def refusal_for_missing(verdict, missing: Sequence[str], documents: Sequence[str]) -> Answer:
+    """A refusal because the passages lack much of what the question asks about (heuristic)."""
+    named = ", ".join(f"'{m}'" for m in missing)
+    return Answer(
+        sentences=(AnswerSentence(REFUSAL_TEXT, (), UNSUPPORTED),),
+        refused=True,
+        note=f"Refused (heuristic): the passages mention none of {named}, and answerability was "
+        f"only {verdict.probability:.2f}.",
+        retrieved_documents=tuple(documents),
+        confidence=trust_models().of_refusal(verdict.probability).probability,
+        kind="unanswerable",
+    )

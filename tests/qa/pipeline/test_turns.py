@@ -1,0 +1,100 @@
+"""Clarifying questions and partial answers, end to end through the default preset (no LLM)."""
+
+from __future__ import annotations
+
+import pytest
+
+from qa.pipeline import conversation
+from qa.pipeline.embedding import HashingEmbedder
+from qa.pipeline.factory import ModelClients, build_pipeline
+from qa.pipeline.memory_index import InMemoryCorpusIndex
+from qa.pipeline.presets import get_preset
+from qa.pipeline.run import PipelineRun
+from qa.pipeline.runner import answer_question
+from qa.pipeline.turns import missing_parts
+from tests.qa.pipeline.test_run import document
+
+DOCS = [
+    document(
+        "libraries/state",
+        "California State Library",
+        [
+            "The California State Library lends books to state employees and the public.",
+            "The California State Library offers research help and free wifi to the public.",
+        ],
+    ),
+    document(
+        "libraries/monterey",
+        "Monterey Park Bruggemeyer Library",
+        [
+            "The Monterey Park Bruggemeyer Library offers study rooms and free wifi to the public.",
+            "The Monterey Park Bruggemeyer Library holds a large Chinese language collection.",
+        ],
+    ),
+    document(
+        "sources/primary",
+        "Primary source",
+        [
+            "A primary source is an artifact, document or recording created at the time under study.",
+            "Historians read primary sources to learn what people of the time saw and thought.",
+        ],
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def pipeline():
+    index = InMemoryCorpusIndex(DOCS, HashingEmbedder(), chunk_size=2, chunk_overlap=0)
+    return build_pipeline(
+        get_preset("default"), index=index, clients=ModelClients(embedder=HashingEmbedder())
+    )
+
+
+def test_a_reference_nothing_names_gets_a_clarifying_question_offering_what_the_documents_name(pipeline):
+    question = "What facilities does this library offer to the public?"
+    history = [("Which VA clinics are in Boston?", "The Causeway VA Clinic is in Boston.")]
+    run = answer_question(question, pipeline=pipeline, rewrite=conversation.rewrite(question, history))
+    answer = run.answer
+    assert answer.kind == "underspecified" and not answer.refused
+    assert answer.text.startswith("Which library do you mean?")
+    assert "California State Library" in answer.text and "Monterey Park Bruggemeyer Library" in answer.text
+    assert answer.cited_sentences == ()
+    assert run.answering.outcome == "clarifying question" and "heuristic" in answer.note
+    assert PipelineRun.from_json(run.to_json()) == run  # the kind and the rewrite survive the hand-over
+
+
+def test_the_same_question_after_the_library_was_named_is_answered(pipeline):
+    question = "What facilities does this library offer to the public?"
+    history = [("Tell me about the Monterey Park Bruggemeyer Library.", "It is a public library.")]
+    rewrite = conversation.rewrite(question, history)
+    run = answer_question(question, pipeline=pipeline, rewrite=rewrite)
+    assert run.standalone == "What facilities does the Monterey Park Bruggemeyer Library offer to the public?"
+    assert run.answer.kind != "underspecified"
+    assert not run.answer.refused
+    assert {c.document_id for c in run.answer.cited_sentences} == {"libraries/monterey"}
+
+
+def test_a_question_the_sources_cover_only_in_part_names_the_missing_part(pipeline):
+    run = answer_question(
+        "What is the difference between primary and archaeological sources?", pipeline=pipeline
+    )
+    answer = run.answer
+    assert answer.kind == "partial" and answer.missing == ("archaeological",)
+    assert any(c.document_id == "sources/primary" for c in answer.cited_sentences)
+    assert (
+        answer.sentences[-1].text
+        == "The sources do not cover 'archaeological', so that part stays unanswered."
+    )
+
+
+def test_missing_parts_ignore_the_questions_framing_words():
+    ranked = answer_question(
+        "What do historians read primary sources for?",
+        pipeline=build_pipeline(
+            get_preset("default"),
+            index=InMemoryCorpusIndex(DOCS, HashingEmbedder(), chunk_size=2, chunk_overlap=0),
+            clients=ModelClients(embedder=HashingEmbedder()),
+        ),
+    )
+    assert ranked.answer.kind == "answerable"
+    assert missing_parts("Can you tell me the difference?", ()) == ()
