@@ -180,7 +180,7 @@ class ReviewQueueFilterForm(UIForm):
             (s, QUEUE_STATUS_LABELS.get(s, s)) for s in QUEUE_STATUSES
         ]
         self.fields["corpus"].queryset = corpora_for_user(user)
-        self.fields["preset"].choices = [("", "Any preset")] + preset_choices()
+        self.fields["preset"].choices = [("", "Any preset")] + preset_choices_for(user)
 
 
 class DecisionForm(UIForm):
@@ -322,7 +322,8 @@ class AnnotateForm(GoldCaseTargetForm):
 
 class EvaluationRunForm(UIForm):
     benchmark = forms.ModelChoiceField(queryset=None, empty_label=None)
-    preset = forms.ChoiceField(choices=preset_choices)
+    # A team preset runs on its team's benchmarks only; the service says so for another team's.
+    preset = forms.ChoiceField()
     split = forms.ChoiceField(required=False)
     limit = forms.IntegerField(
         required=False,
@@ -332,8 +333,9 @@ class EvaluationRunForm(UIForm):
         help_text="Leave empty for every case of the split.",
     )
 
-    def __init__(self, *args, benchmarks, **kwargs):
+    def __init__(self, *args, benchmarks, user, **kwargs):
         super().__init__(*args, **kwargs)
+        self.fields["preset"].choices = preset_choices_for(user)
         self.fields["benchmark"].queryset = benchmarks
         self.fields["benchmark"].label_from_instance = lambda b: (
             f"{b.name} ({b.corpus.name}, {b.case_count} cases)"

@@ -169,6 +169,15 @@ def check_parameters(values: Mapping[str, object]) -> dict[str, object]:
     return {name: BY_NAME[name].check(value) for name, value in values.items() if value is not None}
 
 
+def described(values: Mapping[str, object]) -> list[tuple[str, str]]:
+    """``values`` in PARAMETERS order as (name, text) pairs: a pair of retrievers reads "bm25+dense"."""
+    return [
+        (p.name, "+".join(values[p.name]) if p.kind is tuple else str(values[p.name]))
+        for p in PARAMETERS
+        if p.name in values
+    ]
+
+
 def parameter_values(config: PipelineConfig) -> dict[str, object]:
     """Every parameter's value in ``config`` (retrieval ones left out when it does not retrieve)."""
     values = {}

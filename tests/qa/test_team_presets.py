@@ -184,3 +184,27 @@ def test_saving_a_team_preset_refuses_bad_names_and_parameters(analyst, westmere
     )
     assert page.status_code == 400 and "alpha weighs a hybrid" in page.content.decode()
     assert not TeamPreset.objects.filter(name="ok2").exists()
+
+
+@pytest.mark.django_db
+def test_an_evaluation_run_started_in_the_browser_runs_the_team_preset(analyst, westmere):
+    api = client_for(analyst)
+    assert (
+        api.post(
+            "/api/team-presets/",
+            {"team": westmere.team.pk, "name": "dense-2", "parameters": {"retriever": "dense", "top_k": 2}},
+            format="json",
+        ).status_code
+        == 201
+    )
+    benchmark = port_benchmark(westmere)
+    browser = browser_for(analyst)
+    assert '<option value="dense-2">' in browser.get("/evaluate/").content.decode()
+    started = browser.post("/evaluate/", {"benchmark": benchmark.pk, "preset": "dense-2", "split": ""})
+    assert started.status_code == 302
+    run = EvaluationRun.objects.get(preset="dense-2")
+    assert (
+        run.preset_config["retrieval"]["method"] == "dense" and run.preset_config["retrieval"]["top_k"] == 2
+    )
+    # The review queue can filter on it too.
+    assert '<option value="dense-2">' in browser.get("/review/").content.decode()

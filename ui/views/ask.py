@@ -12,6 +12,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from documents.errors import DomainError
 from documents.selectors import documents_for_user
 from qa import presets
+from qa.pipeline.parameters import described
 from qa.selectors import question_get_for_user, question_history, question_run, team_presets_for_user
 from qa.services import question_ask
 from ui import selectors
@@ -33,7 +34,10 @@ def _ask_page(request, form, *, turns=(), conversation=None, status=200):
             "has_corpora": form.fields["corpus"].queryset.exists(),
             "recent": question_history(request.user).defer(*LIST_DEFERRED)[:RECENT_QUESTIONS],
             "presets": [presets.get_preset(name) for name in presets.PRESET_NAMES],
-            "team_presets": team_presets_for_user(request.user),
+            "team_presets": [
+                {"preset": saved, "set": described(saved.parameters)}
+                for saved in team_presets_for_user(request.user)
+            ],
             "any_pending": any(q.status in ("queued", "running") for q in turns),
         },
         status=status,

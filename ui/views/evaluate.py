@@ -22,7 +22,7 @@ CHART_RUNS = 200
 @require_http_methods(["GET", "POST"])
 def evaluate(request):
     benchmarks = review_selectors.benchmarks_for_user(request.user)
-    form = EvaluationRunForm(request.POST or None, benchmarks=benchmarks)
+    form = EvaluationRunForm(request.POST or None, benchmarks=benchmarks, user=request.user)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:

@@ -9,7 +9,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from documents.errors import DomainError
 from qa import presets
-from qa.pipeline.parameters import parameter_values
+from qa.pipeline.parameters import described, parameter_values
 from qa.selectors import team_preset_get_for_user, team_presets_for_user
 from qa.services import team_preset_create, team_preset_delete
 from ui import selectors
@@ -20,10 +20,12 @@ def _rows(user) -> list[dict]:
     rows = []
     for saved in team_presets_for_user(user):
         try:
-            values, problem = parameter_values(presets.saved_config(saved)), ""
+            values, problem = described(parameter_values(presets.saved_config(saved))), ""
         except DomainError as exc:
-            values, problem = {}, str(exc)
-        rows.append({"preset": saved, "values": values, "problem": problem})
+            values, problem = [], str(exc)
+        rows.append(
+            {"preset": saved, "set": described(saved.parameters), "values": values, "problem": problem}
+        )
     return rows
 
 
@@ -47,7 +49,7 @@ def team_presets(request):
         else:
             messages.success(request, f"Saved preset {saved.name} for team {saved.team.name}.")
             return redirect("team-presets")
-    builtin = [(name, parameter_values(presets.get_preset(name))) for name in presets.PRESET_NAMES]
+    builtin = [(name, described(parameter_values(presets.get_preset(name)))) for name in presets.PRESET_NAMES]
     return render(
         request,
         "ui/team_presets.html",
