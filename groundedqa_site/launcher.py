@@ -149,6 +149,9 @@ def web_server_command(python: str) -> list[str]:
         "120",
         "--access-logfile",
         "-",
+        # Its own lines as JSON too when LOG_FORMAT=json.
+        "--logger-class",
+        "groundedqa_site.gunicorn_logs.Logger",
         # gunicorn's control socket defaults to one path per user, which a second gunicorn
         # (a test, a benchmark) would fight over; nothing here uses it.
         "--no-control-socket",

@@ -83,6 +83,9 @@ class JsonFormatter(logging.Formatter):
             value = getattr(record, name, None)
             if value is not None:
                 line[name] = value
+        http = getattr(record, "http", None)  # a request, from gunicorn (gunicorn_logs.py)
+        if http is not None:
+            line["http"] = http
         if record.exc_info:
             line["exception"] = self.formatException(record.exc_info)
         return json.dumps(line, default=str, ensure_ascii=False)

@@ -69,3 +69,35 @@ def test_a_questions_stage_logs_in_the_worker_carry_its_id(celery_worker_process
     # Every line the worker logged is a JSON object (the start-up banner is not a log line).
     logged = celery_worker_process.log_path.read_text().split("ready.", 1)[1].splitlines()[1:]
     assert logged and all(line.startswith("{") for line in logged if line.strip())
+
+
+def test_gunicorn_writes_each_request_as_one_json_object(monkeypatch, capsys):
+    from datetime import timedelta
+    from types import SimpleNamespace
+
+    from gunicorn.config import Config
+
+    from groundedqa_site.gunicorn_logs import Logger
+
+    monkeypatch.setenv("LOG_FORMAT", "json")
+    config = Config()
+    config.set("accesslog", "-")
+    logger = Logger(config)
+    environ = {
+        "REQUEST_METHOD": "GET",
+        "RAW_URI": "/api/questions/?page=2",
+        "PATH_INFO": "/api/questions/",
+        "QUERY_STRING": "page=2",
+        "SERVER_PROTOCOL": "HTTP/1.1",
+        "REMOTE_ADDR": "10.0.0.7",
+    }
+    response = SimpleNamespace(status="404 Not Found", response_length=23, sent=23, headers=[])
+    request = SimpleNamespace(headers=[], method="GET", path="/api/questions/", query="page=2")
+
+    logger.access(response, request, environ, timedelta(milliseconds=12.5))
+
+    [line] = json_lines(capsys.readouterr().out)
+    assert line["logger"] == "gunicorn.access"
+    assert line["http"]["path"] == "/api/questions/" and line["http"]["query"] == "page=2"
+    http = line["http"]
+    assert (http["status"], http["duration_ms"], http["remote"]) == (404, 12.5, "10.0.0.7")
