@@ -219,6 +219,11 @@ def _references(question: str) -> list[tuple[int, int, str, str]]:
                     found.append((match.start(), end, question[match.start() : end], noun))
             elif lower in _DEMONSTRATIVES and (not following or following.lower() in STOPWORDS):
                 found.append((match.start(), match.end(), match.group(), ""))
+        elif lower in ("specific", "particular", "certain") and previous in ("a", "any", "one") and following:
+            # "a specific city": the asker has one in mind and has not said which.
+            noun = following.lower()
+            if noun not in STOPWORDS and noun not in _NOT_REFERENT:
+                found.append((match.start(), tokens[i + 1].end(), f"this {noun}", noun))
         elif lower in _PRONOUNS and not (
             lower == "there"
             and i + 1 < len(tokens)

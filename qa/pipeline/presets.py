@@ -44,6 +44,9 @@ class PipelineConfig:
     parameters: dict[str, object] = field(default_factory=dict)
     # Clarifying questions and partial answers (qa.pipeline.turns); None: answer or refuse only.
     turns: TurnsConfig | None = None
+    # Pseudo-relevance feedback: retrieve again with this many words the best passages share
+    # added to the question (qa.pipeline.expansion); 0 is off.
+    expansion: int = 0
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -90,6 +90,7 @@ class RetrievalStep:
     documents: tuple[str, ...] = ()  # document ids best first, the top TRACE_CANDIDATES
     ranking: tuple[RankedKey, ...] = ()  # every candidate, best first: the hand-off to generation
     skipped: str = ""  # why retrieval did not run (a preset without retrieval)
+    expanded: tuple[str, ...] = ()  # words pseudo-relevance feedback added to the question
     # Each retriever's ranking before fusion; () in runs stored before it was recorded.
     retrievers: tuple[RetrieverContribution, ...] = ()
 

@@ -19,6 +19,7 @@ from qa.pipeline import conversation, turns
 from qa.pipeline.answerability import ANSWERABLE, PARTIAL_ANSWER, UNANSWERABLE
 from qa.pipeline.answering import answer_from_ranking
 from qa.pipeline.conversation import Rewrite
+from qa.pipeline.expansion import feedback_terms
 from qa.pipeline.factory import Pipeline
 from qa.pipeline.protocols import LLM, CorpusIndex, PrefetchingIndex
 from qa.pipeline.rerank import top_sentence_similarity
@@ -71,17 +72,17 @@ def retrieve_stage(pipeline: Pipeline, run: PipelineRun) -> tuple[PipelineRun, R
         skipped = RetrievalStep(question=question, skipped="this preset does not retrieve")
         return replace(run, retrieval=skipped), RetrievalResult(question, RetrievalConfig(), ())
     started = time.perf_counter()
-    first_stage = retrieve(
-        question,
-        pipeline.index,
-        pipeline.embedder,
-        replace(retrieval, rerank_depth=0),
-        None,
-        retriever=pipeline.retriever,
-    )
+    first_stage = _first_stage(pipeline, question)
+    expanded: tuple[str, ...] = ()
+    if pipeline.config.expansion > 0:
+        expanded = feedback_terms(question, first_stage.ranked, terms=pipeline.config.expansion)
+        if expanded:
+            question = f"{question} {' '.join(expanded)}"
+            first_stage = _first_stage(pipeline, question)
     run = run.timed(retrieval=time.perf_counter() - started)
     step = RetrievalStep(
         question=question,
+        expanded=expanded,
         unit=retrieval.unit,
         candidates=_candidates(first_stage.ranked),
         retrievers=retriever_contributions(first_stage.ranked, retrieval),
@@ -101,6 +102,18 @@ def retrieve_stage(pipeline: Pipeline, run: PipelineRun) -> tuple[PipelineRun, R
         ranking=tuple(RankedKey(h.passage.key, h.score, dict(h.scores)) for h in result.ranked),
     )
     return replace(run, retrieval=step), result
+
+
+def _first_stage(pipeline: Pipeline, question: str) -> RetrievalResult:
+    retrieval = pipeline.config.retrieval
+    return retrieve(
+        question,
+        pipeline.index,
+        pipeline.embedder,
+        replace(retrieval, rerank_depth=0),
+        None,
+        retriever=pipeline.retriever,
+    )
 
 
 def _candidates(hits: Sequence[ScoredPassage]) -> tuple[Candidate, ...]:
@@ -238,10 +251,9 @@ def _answer_stage(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[ScoredP
             return replace(run, trust=refused, answering=step, answer=answer)
         passages = before.passages
         lacking = turns.missing_parts(question, passages) if kinds else ()
-        if (
-            kinds
-            and len(lacking) >= kinds.refuse_missing
-            and before.verdict.probability < kinds.refuse_missing_below
+        if kinds and (
+            (len(lacking) >= kinds.refuse_missing and before.verdict.probability < kinds.refuse_missing_below)
+            or turns.names_missing(run.question, lacking)
         ):
             answer = turns.refusal_for_missing(before.verdict, lacking, documents)
             return replace(run, answering=AnsweringStep(outcome="refused", note=answer.note), answer=answer)

@@ -155,6 +155,14 @@ def missing_parts(question: str, ranked: Sequence[ScoredPassage], *, top: int = 
     return tuple(dict.fromkeys(missing))
 
 
+def names_missing(question: str, missing: Sequence[str]) -> tuple[str, ...]:
+    """The missing words the question writes capitalised past its first word ("Spanish", "EDGE"):
+    a name no passage mentions means the passages are about something else."""
+    tokens = re.findall(r"[A-Za-z][A-Za-z'-]*", question)
+    capitalised = {t.lower() for t in tokens[1:] if t[0].isupper()}
+    return tuple(m for m in missing if m.lower() in capitalised)
+
+
 def without_words(question: str, missing: Sequence[str]) -> str:
     """The question with the words no source covers taken out: what the answer can address."""
     drop = {m.lower() for m in missing}

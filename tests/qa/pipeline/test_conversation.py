@@ -97,3 +97,7 @@ def test_an_empty_llm_reply_falls_back_to_the_rule_based_rewrite():
         llm = OpenAICompatibleLLM(base_url=server.url + "/v1", model="m", timeout=5, max_retries=0)
         result = llm_rewrite("Can I take my contributions out of it?", ROTH, llm)
     assert result.method == "resolved" and "Roth IRA" in result.question
+
+
+def test_a_specific_thing_the_asker_has_not_named_is_unresolved():
+    assert rewrite("Can you tell me about a specific city in California?", []).unresolved == ("this city",)

@@ -98,3 +98,29 @@ def test_missing_parts_ignore_the_questions_framing_words():
     )
     assert ranked.answer.kind == "answerable"
     assert missing_parts("Can you tell me the difference?", ()) == ()
+
+
+def test_a_name_the_passages_never_mention_is_refused_not_answered(pipeline):
+    run = answer_question(
+        "Does the Monterey Park Bruggemeyer Library offer books in Klingon?", pipeline=pipeline
+    )
+    assert run.answer.refused and run.answer.kind == "unanswerable"
+    assert "klingon" in run.answer.note.lower()
+
+
+def test_feedback_terms_are_words_the_best_passages_share_and_the_rest_lack():
+    from qa.pipeline.expansion import feedback_terms
+    from qa.pipeline.types import ScoredPassage
+    from tests.qa.pipeline.answering_fakes import make_passage
+
+    texts = [
+        ["Roth accounts allow penalty free withdrawals of contributions."],
+        ["Contributions to Roth accounts come out penalty free."],
+        ["A penalty applies to early withdrawals of earnings."],
+        ["Bond funds hold many bonds."],
+        ["Bond prices fall when rates rise."],
+    ]
+    ranked = [ScoredPassage(make_passage(f"d{i}", t), 1.0 - i / 10) for i, t in enumerate(texts)]
+    terms = feedback_terms("Can I take money out of my Roth?", ranked, terms=3)
+    assert "penalty" in terms and "contributions" in terms
+    assert not {"bond", "bonds", "roth"} & {t.lower() for t in terms}
