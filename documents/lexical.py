@@ -23,11 +23,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-import numpy as np
 from django.db import connection
 
 from documents.models import LexicalUnit
-from qa.pipeline.bm25 import EPSILON, K1, B, raw_idf, tokenize
+from qa.pipeline.bm25 import EPSILON, K1, B, tokenize
 
 UNIT_OF_NAME = {unit.label: unit.value for unit in LexicalUnit}
 
@@ -128,44 +127,62 @@ def bm25_search(*, corpus_id: int, unit: str, query: str, version: int, k: int) 
         n_units, n_tokens, current = cursor.fetchone()
         if not n_units or not n_tokens:
             return []
-        cursor.execute(
-            "SELECT term, count(*) FROM documents_posting"
-            " WHERE corpus_id = %s AND unit = %s AND term = ANY(%s) AND ready_version <= %s GROUP BY term",
-            [corpus_id, code, sorted(set(terms)), version],
-        )
-        df = dict(cursor.fetchall())
-        present = sorted(df)
-        if not present:
-            return []
-        idf = raw_idf(np.array([df[t] for t in present], dtype=np.float64), int(n_units))
-        if (idf < 0).any():
-            mean = _mean_idf(cursor, corpus_id, code, int(n_units), version, current=version == current)
-            idf = np.where(idf < 0, EPSILON * mean, idf)
-        # A repeated query term counts once per repetition, as in rank-bm25.
-        repeats = Counter(terms)
-        weights = [float(w) * repeats[t] for t, w in zip(present, idf, strict=True)]
-        cursor.execute(
-            "SELECT p.item, sum(q.w * p.tf * %(k1p1)s"
-            "   / (p.tf + %(k1)s * (1 - %(b)s + %(b)s * p.length / %(avgdl)s))) AS score"
-            " FROM unnest(%(terms)s::text[], %(weights)s::float8[]) AS q(term, w)"
-            " JOIN documents_posting AS p"
-            "   ON p.corpus_id = %(corpus)s AND p.unit = %(unit)s AND p.term = q.term"
-            " WHERE p.ready_version <= %(version)s"
-            " GROUP BY p.item ORDER BY score DESC, p.item LIMIT %(k)s",
-            {
-                "k1p1": K1 + 1,
-                "k1": K1,
-                "b": B,
-                "avgdl": float(n_tokens) / float(n_units),
-                "terms": present,
-                "weights": weights,
-                "corpus": corpus_id,
-                "unit": code,
-                "version": version,
-                "k": k,
-            },
-        )
-        return [(int(item), float(score)) for item, score in cursor.fetchall()]
+        params = {
+            "k1p1": K1 + 1,
+            "k1": K1,
+            "b": B,
+            "n": float(n_units),
+            "avgdl": float(n_tokens) / float(n_units),
+            # A repeated query term counts once per repetition, as in rank-bm25.
+            "terms": sorted(set(terms)),
+            "repeats": [terms.count(t) for t in sorted(set(terms))],
+            "corpus": corpus_id,
+            "unit": code,
+            "version": version,
+            "k": k,
+            "floor": None,
+        }
+        cursor.execute(_RANKING, params)
+        rows = cursor.fetchall()
+        if rows and rows[0][2]:
+            # A query term is in more than half of the units: its idf is floored at epsilon times
+            # the mean idf of the whole vocabulary, read only now that it is needed.
+            params["floor"] = EPSILON * _mean_idf(
+                cursor, corpus_id, code, int(n_units), version, current=version == current
+            )
+            cursor.execute(_RANKING, params)
+            rows = cursor.fetchall()
+        return [(int(item), float(score)) for item, score, _ in rows]
+
+
+# One pass over the query terms' postings: their document frequencies (hence idf) and the
+# scores come from the same rows. "floored" says whether a term's raw idf was negative, in
+# which case the caller runs it again with %(floor)s set (NULL contributes nothing meanwhile).
+_RANKING = """
+WITH q AS (SELECT * FROM unnest(%(terms)s::text[], %(repeats)s::int[]) AS q(term, repeats)),
+hits AS MATERIALIZED (
+    SELECT p.item, p.term, p.tf, p.length FROM q JOIN documents_posting AS p
+      ON p.corpus_id = %(corpus)s AND p.unit = %(unit)s AND p.term = q.term
+    WHERE p.ready_version <= %(version)s
+),
+idf AS (
+    SELECT term, ln(%(n)s::float8 - count(*) + 0.5) - ln(count(*)::float8 + 0.5) AS raw
+    FROM hits GROUP BY term
+),
+weight AS (
+    SELECT idf.term, q.repeats * CASE WHEN idf.raw < 0 THEN %(floor)s::float8 ELSE idf.raw END AS w
+    FROM idf JOIN q ON q.term = idf.term
+)
+SELECT h.item,
+       sum(weight.w * h.tf * %(k1p1)s::float8
+           / (h.tf + %(k1)s::float8 * (1 - %(b)s::float8 + %(b)s::float8 * h.length / %(avgdl)s::float8)))
+         AS score,
+       (SELECT bool_or(raw < 0) FROM idf) AS floored
+FROM hits AS h JOIN weight ON weight.term = h.term
+GROUP BY h.item
+ORDER BY score DESC NULLS LAST, h.item
+LIMIT %(k)s
+"""
 
 
 def _mean_idf(cursor, corpus_id: int, unit: int, n_units: int, version: int, *, current: bool) -> float:
