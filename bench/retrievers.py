@@ -224,10 +224,11 @@ class CachedTokens:
         self.inner, self.path = inner, path
         self.stored: dict[str, np.ndarray] = {}
         if path.exists():
+            # One read of each array: NpzFile decompresses an array anew on every item access.
             with np.load(path) as data:
-                starts = data["starts"]
-                for i, key in enumerate(data["keys"]):
-                    self.stored[str(key)] = data["vectors"][starts[i] : starts[i + 1]]
+                keys, starts, vectors = data["keys"], data["starts"], data["vectors"]
+            for i, key in enumerate(keys):
+                self.stored[str(key)] = vectors[starts[i] : starts[i + 1]]
 
     def encode_tokens(self, texts: Sequence[str]) -> list[np.ndarray]:
         if len(texts) < 2:
@@ -413,8 +414,9 @@ def main(argv: list[str] | None = None) -> None:
         "--chunkers", action="store_true", help="instead: bm25, dense, static and hybrid over three chunkers"
     )
     parser.add_argument(
-        "--squad-questions", type=int, help="squad2 questions sampled (default 200; quick 40)"
+        "--squad-questions", type=int, help="squad2 questions sampled (default 100; quick 20)"
     )
+    parser.add_argument("--squad-articles", type=int, help="squad2 articles sampled (default 4; quick 1)")
     parser.add_argument(
         "--analyst-distractors",
         type=_distractors,
