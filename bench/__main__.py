@@ -1,7 +1,8 @@
 """python -m bench [BENCHMARK ...] [--quick] [--repeat N] [--sizes 10000,100000,1000000]
 
-``python -m bench faults`` (fault injection) is not in the default set: it kills
-worker processes for several minutes; name it to run it.
+``python -m bench faults`` (fault injection) and ``python -m bench busy``
+(interactive work during a bulk import) are not in the default set: they run
+worker processes for many minutes; name them to run them.
 
 Runs every benchmark when none is named. Each prints its tables and writes
 bench/results/<name>[-quick].json. --quick uses small samples (minutes, not
@@ -29,8 +30,9 @@ BENCHMARKS = {
     "serving": "bench.serving",
     "faults": "bench.faults",
     "comparison": "bench.comparison",
+    "busy": "bench.busy",
 }
-ON_REQUEST = {"faults"}
+ON_REQUEST = {"faults", "busy"}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -63,7 +65,13 @@ def main(argv: list[str] | None = None) -> int:
         "(default 16:128,32:64 at the middle size only)",
     )
     parser.add_argument(
-        "--questions", type=int, default=0, help="faults: questions per broker (default 100; --quick 20)"
+        "--questions",
+        type=int,
+        default=0,
+        help="faults: questions per broker (default 100; --quick 20); busy: questions (default 50)",
+    )
+    parser.add_argument(
+        "--documents", type=int, default=0, help="busy: analyst-bench documents to import (default all)"
     )
     parser.add_argument(
         "--brokers", default="", help="faults: brokers to run on, of filesystem,redis (default both)"

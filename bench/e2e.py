@@ -36,7 +36,7 @@ from bench.common import (
 
 PRESET = "default"  # the preset that needs no LLM
 CLIENTS = 8
-QA_QUEUES = "retrieval,generation,evaluation,default"
+QA_QUEUES = "requeued,retrieval,generation,citation,verification,evaluation,default"
 
 
 def use_database(name: str) -> None:

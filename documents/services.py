@@ -226,7 +226,9 @@ def document_stage(
         document.lease_owner = ""
         document.lease_expires_at = None
         document.attempts = 0
-        document.resend_at = None
+        # If the message is lost before a worker claims the document (the broker, or a
+        # worker's main process dying with it prefetched), the reaper sends it again.
+        document.resend_at = jobs.lease_until() if enqueue else None
         document.bulk = bulk
         if not document.content_hash:
             # Nothing live yet: show the title straight away in lists.
@@ -446,7 +448,8 @@ def documents_reap(*, now=None) -> int:
         status__in=[Document.Status.PARSING, Document.Status.EMBEDDING],
     )
     touched = 0
-    for pk, digest, attempts, owner in expired.values_list("pk", "pending_hash", "attempts", "lease_owner"):
+    rows = expired.values_list("pk", "pending_hash", "attempts", "lease_owner", "bulk")
+    for pk, digest, attempts, owner, bulk in rows:
         if jobs.attempts_exhausted(attempts):
             reason = (
                 f"Embedding stopped its worker {attempts} times (killed, out of memory or restarted), "
@@ -454,21 +457,55 @@ def documents_reap(*, now=None) -> int:
             )
             touched += _fail(pk, digest, reason, owner=owner) is not None
             continue
-        touched += Document.objects.filter(
+        requeued = Document.objects.filter(
             pk=pk,
             pending_hash=digest,
             lease_owner=owner,
             status__in=[Document.Status.PARSING, Document.Status.EMBEDDING],
-        ).update(status=Document.Status.QUEUED, progress=0, resend_at=now, **jobs.RELEASED)
-    due = Document.objects.filter(status=Document.Status.QUEUED, resend_at__lte=now).exclude(pending_hash="")
-    for pk, digest, bulk in due.values_list("pk", "pending_hash", "bulk"):
-        # Sent again one lease later if still unclaimed by then (the message may be lost).
-        if Document.objects.filter(pk=pk, pending_hash=digest, status=Document.Status.QUEUED).update(
-            resend_at=jobs.lease_until(now)
-        ):
+        ).update(
+            status=Document.Status.QUEUED,
+            progress=0,
+            resend_at=jobs.lease_until(now),
+            updated_at=now,
+            **jobs.RELEASED,
+        )
+        if requeued:
+            # Its message went with the worker: send it now, not behind the lane's waiting work.
             _send_embed(pk, digest, bulk=bulk)
             touched += 1
-    return touched
+    return touched + _resend_lost(now)
+
+
+def _resend_lost(now) -> int:
+    """Send again the queued documents whose message seems lost: never claimed, and their lane
+    (uploads, or bulk imports) has no document being embedded.
+
+    A lane at work is consuming its queue, so a document waiting there is only
+    waiting its turn: resending every queued document of a 787-document import
+    each lease would flood the queue with copies. Once the lane is idle and a
+    document is still queued, its message is gone. The pause before the next
+    resend grows with the time it has waited, for a lane whose worker is down.
+    """
+    lease = timedelta(seconds=settings.JOB_LEASE_SECONDS)
+    busy = set(
+        Document.objects.filter(
+            status__in=[Document.Status.PARSING, Document.Status.EMBEDDING], lease_expires_at__gte=now
+        ).values_list("bulk", flat=True)
+    )
+    due = (
+        Document.objects.filter(status=Document.Status.QUEUED, resend_at__lte=now)
+        .exclude(pending_hash="")
+        .exclude(bulk__in=busy)
+    )
+    sent = 0
+    for pk, digest, bulk, queued_at in due.values_list("pk", "pending_hash", "bulk", "updated_at"):
+        pause = max(lease, now - queued_at)
+        if Document.objects.filter(pk=pk, pending_hash=digest, status=Document.Status.QUEUED).update(
+            resend_at=now + pause
+        ):
+            _send_embed(pk, digest, bulk=bulk)
+            sent += 1
+    return sent
 
 
 def _audit_corpus(actor, action: str, corpus: Corpus, detail: dict | None = None) -> None:

@@ -36,3 +36,30 @@ def unbind_task_from_logs(state=None, **_):
 
     logging.getLogger("groundedqa.tasks").info("task ended: %s", state or "unknown")
     logs.clear()
+
+
+# Queues whose tasks encode text: a worker consuming any of them loads the encoder up front.
+ENCODING_QUEUES = {"requeued", "retrieval", "generation", "citation", "verification", "evaluation"} | {
+    "ingestion",
+    "ingestion-bulk",
+}
+
+
+@signals.worker_init.connect
+def preload_models(sender=None, **kwargs):
+    """Load the encoder in the worker's main process, before the pool forks.
+
+    Pool processes are forked from it, so each starts with the model in memory
+    (shared copy-on-write); a process that replaces one killed mid-task takes
+    the re-queued job at once. Loading only builds the model: no inference
+    runs here, so no thread pool exists yet to be broken by the fork. The
+    maintenance worker, which consumes none of these queues, stays light.
+    """
+    from django.conf import settings
+
+    consumed = set(sender.app.amqp.queues.consume_from or {}) if sender is not None else set()
+    if not settings.WORKER_PRELOAD_MODELS or not consumed & ENCODING_QUEUES:
+        return
+    from documents.embedding import get_embedder
+
+    get_embedder()

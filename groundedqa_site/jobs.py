@@ -52,6 +52,11 @@ class LeasedJob(models.Model):
 
 
 RELEASED = {"lease_owner": "", "lease_expires_at": None}
+# Question stages the reaper sends again (their worker died, or their message was lost)
+# go to a queue of their own, which every QA worker lists first: a worker polls its
+# queues in turn, so they run next instead of waiting behind every question asked
+# since, which were all asked after them.
+REQUEUED_QUEUE = "requeued"
 
 
 def new_owner() -> str:

@@ -37,6 +37,7 @@ from documents.models import Corpus, Document, Team  # noqa: E402
 from groundedqa_site import embedded_db  # noqa: E402
 
 ADDRESS = os.environ.get("GROUNDEDQA_ADDRESS", "127.0.0.1:8000")
+QA_WORKER_QUEUES = "requeued,retrieval,generation,citation,verification,evaluation,default"
 DEMO_SAMPLE = Path(__file__).resolve().parent.parent / "documents" / "demo_corpus"
 
 
@@ -107,7 +108,11 @@ def start_children() -> list[subprocess.Popen]:
         # behind the demo corpus or an import_benchmark (the "ingestion-bulk" queue).
         ("ingestion-worker", worker + ["-Q", "ingestion", "-c", "1", "-n", "ingestion@%h"]),
         ("bulk-ingestion-worker", worker + ["-Q", "ingestion-bulk", "-c", "1", "-n", "bulk@%h"]),
-        ("qa-worker", worker + ["-Q", "retrieval,generation,evaluation,default", "-c", "2", "-n", "qa@%h"]),
+        # One QA worker takes every stage's queue: on the default presets citation and
+        # verification are milliseconds of the encoder the worker already holds, and a worker
+        # of their own would load it again (memory, and a minute's start on 2 cores). With an
+        # LLM, start a worker on "generation,citation,verification" alone (deploy/Procfile).
+        ("qa-worker", worker + ["-Q", QA_WORKER_QUEUES, "-c", "2", "-n", "qa@%h"]),
         # A light process (no models) runs beat and the reaper it schedules every few seconds
         # (groundedqa_site/tasks.py), so jobs of a dead worker come back even while the
         # other workers are busy.

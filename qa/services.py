@@ -3,9 +3,14 @@
 The pipeline itself (qa.pipeline) knows nothing of Django; this module feeds
 it the corpus through qa.adapters and stores what it returns. A question is
 a persisted job: ``question_ask`` creates it and queues the retrieval task;
-the retrieval task hands the run so far (``qa.pipeline.run.PipelineRun``,
-ranking included) to the generation task through the Question row as
-versioned JSON, so generation can run on its own queue and workers.
+each stage's task hands the run so far (``qa.pipeline.run.PipelineRun``,
+ranking and answer attempts included) to the next stage's task through the
+Question row as versioned JSON: retrieval, generation, citation,
+verification, each on its own queue, so LLM-bound stages can get their own
+workers. Each stage claims the row for itself (``_claim``) and hands on with
+one fenced write, so a redelivered or re-queued stage finds nothing to do or
+redoes the same work from the same stored run; only the last stage writes the
+answer, once.
 """
 
 from __future__ import annotations
@@ -35,20 +40,27 @@ from qa.errors import (
     TeamPresetInvalid,
 )
 from qa.models import Answer, AnswerSentence, Citation, Conversation, Question, TeamPreset
-from qa.pipeline import runner
+from qa.pipeline import runner, stages
 from qa.pipeline.factory import Pipeline, build_pipeline
-from qa.pipeline.run import RUN_FORMAT_VERSION, PipelineRun, load_run
+from qa.pipeline.run import RUN_FORMAT_VERSION, PipelineRun, StageRun, load_run
 from qa.pipeline.types import ScoredPassage
 
 logger = logging.getLogger(__name__)
 
 MAX_QUESTION_CHARS = 2000
 # The stage a question waits for, by the stage it was running when its lease ran out.
-WAITING_STAGE = {"retrieval": "", "generation": "generation"}
+WAITING_STAGE = {"retrieval": "", **{stage: stage for stage in stages.ANSWER_STAGES}}
 RELEASED = jobs.RELEASED
 # Queued by name: the tasks module calls these services, so they do not import it.
 RETRIEVE_QUESTION_TASK = "qa.tasks.retrieve_question"
 GENERATE_ANSWER_TASK = "qa.tasks.generate_answer"
+# The task that runs the stage a queued question waits for ("": retrieval).
+STAGE_TASKS = {
+    "": RETRIEVE_QUESTION_TASK,
+    "generation": GENERATE_ANSWER_TASK,
+    "citation": "qa.tasks.cite_answer",
+    "verification": "qa.tasks.verify_answer",
+}
 
 
 def _validate(
@@ -198,6 +210,7 @@ def answer_now_with_run(
         claimed = _claim(question.pk, waiting_stage="generation", stage="generation")
         if claimed is not None:
             with jobs.heartbeat(Question, claimed.pk, claimed.lease_owner):
+                # All three answering stages under the one claim: no hand-over in between.
                 _, run = _generate(claimed, pipeline, run, ranked, retry=False)
     question.refresh_from_db()
     return question, run
@@ -260,7 +273,7 @@ def _retry_later(question: Question, exc: Exception, *, retry: bool) -> bool:
 
 
 def _stage_task(waiting_stage: str) -> str:
-    return GENERATE_ANSWER_TASK if waiting_stage == "generation" else RETRIEVE_QUESTION_TASK
+    return STAGE_TASKS[waiting_stage]
 
 
 def questions_reap(*, now=None) -> int:
@@ -298,7 +311,7 @@ def questions_reap(*, now=None) -> int:
         if Question.objects.filter(pk=pk, status=Question.Status.QUEUED, resend_at__lte=now).update(
             resend_at=jobs.lease_until(now)
         ):
-            jobs.enqueue(_stage_task(waiting), pk)
+            jobs.enqueue(_stage_task(waiting), pk, queue=jobs.REQUEUED_QUEUE)
             touched += 1
     return touched
 
@@ -339,6 +352,7 @@ def _retrieve_claimed(
 ) -> Retrieved | None:
     question_id = question.pk
     run = PipelineRun(question=question.text, preset=question.preset)
+    started_at, clock = _now_iso(), time.perf_counter()
     try:
         pipeline = _pipeline(question)
         if history is None:
@@ -362,33 +376,69 @@ def _retrieve_claimed(
         logger.exception("retrieval failed for question %s", question_id)
         _fail(question, run.failed("retrieval", f"Retrieval failed: {exc}"))
         return None
-    handed_on = _fenced(question).update(
-        standalone_text=standalone,
-        corpus_version=pipeline.index.version,
-        trace=run.to_json(),
-        stage="generation",
-        status=Question.Status.QUEUED,
-        attempts=0,
-        resend_at=jobs.lease_until(),
-        **RELEASED,
-    )
-    if not handed_on:
+    record = StageRun("retrieval", _worker(question), started_at, time.perf_counter() - clock)
+    run = replace(run, stage_runs=run.stage_runs + (record,))
+    if not _hand_on(
+        question, run, "generation", standalone_text=standalone, corpus_version=pipeline.index.version
+    ):
         logger.warning("question %s: retrieval lost its lease; its result is dropped", question_id)
         return None
     return pipeline, run, retrieval.ranked
 
 
-def question_generate(*, question_id: int, retry: bool = True) -> Answer | None:
-    """Stage 2: generate, cite and verify (with retries), then store the answer."""
-    question = _claim(question_id, waiting_stage="generation", stage="generation")
+def _hand_on(question: Question, run: PipelineRun, stage: str, **columns) -> bool:
+    """Queue the question for ``stage`` with the run so far; False when this stage lost its lease.
+
+    The next stage's message may be lost (the broker or a worker's main process
+    dying with it); ``resend_at`` has the reaper send it again if no stage has
+    claimed the question by then.
+    """
+    return bool(
+        _fenced(question).update(
+            trace=run.to_json(),
+            stage=stage,
+            status=Question.Status.QUEUED,
+            attempts=0,
+            resend_at=jobs.lease_until(),
+            **columns,
+            **RELEASED,
+        )
+    )
+
+
+def _now_iso() -> str:
+    return timezone.now().isoformat(timespec="milliseconds")
+
+
+def _worker(question: Question) -> str:
+    """The worker process named by the lease owner ("host:pid:token"), for the trace."""
+    return question.lease_owner.rsplit(":", 1)[0]
+
+
+def question_stage(*, question_id: int, stage: stages.AnswerStage, retry: bool = True) -> str | None:
+    """Run one answering stage (generation, citation or verification) of a queued question.
+
+    Returns the stage the question waits for next, whose task the caller
+    sends; None when there is none (answered, failed, put back for a retry,
+    or not this stage's turn: a redelivered message finds nothing to claim).
+    """
+    question = _claim(question_id, waiting_stage=stage, stage=stage)
     if question is None:
         return None
     with jobs.heartbeat(Question, question.pk, question.lease_owner):
-        return _generate_claimed(question, retry=retry)
+        return _stage_claimed(question, stage, retry=retry)
 
 
-def _generate_claimed(question: Question, *, retry: bool) -> Answer | None:
-    question_id = question.pk
+def question_answer_stages(*, question_id: int, retry: bool = True) -> Answer | None:
+    """Every answering stage of a retrieved question, in turn, in this process (tests, tools)."""
+    stage = "generation"
+    while stage:
+        stage = question_stage(question_id=question_id, stage=stage, retry=retry)
+    return Answer.objects.filter(question_id=question_id).first()
+
+
+def _handed_over(question: Question, stage: str) -> PipelineRun | None:
+    """The run the previous stage stored; None (the question failed, saying why) when unusable."""
     try:
         run = load_run(question.trace, question=question.text)
     except ValueError:  # a format this code does not know: written by newer code
@@ -396,33 +446,58 @@ def _generate_claimed(question: Question, *, retry: bool) -> Answer | None:
     if run.version != RUN_FORMAT_VERSION:
         # Version 1 handed its ranking over in a column that no longer exists.
         message = "Retrieval ran before an upgrade changed how stages hand over; ask the question again."
-        _fail(question, run.failed("generation", message))
+        _fail(question, run.failed(stage, message))
         return None
     if run.retrieval is None:
-        _fail(question, run.failed("generation", "Generation started before retrieval finished."))
+        _fail(question, run.failed(stage, f"{stage.capitalize()} started before retrieval finished."))
+        return None
+    if stages.next_stage(run) != stage:
+        # Stored by a version of the stages that handed over differently.
+        _fail(
+            question,
+            run.failed(
+                stage,
+                f"{stage.capitalize()} found the run waiting for another stage; ask the question again.",
+            ),
+        )
+        return None
+    return run
+
+
+def _stage_claimed(question: Question, stage: stages.AnswerStage, *, retry: bool) -> str | None:
+    run = _handed_over(question, stage)
+    if run is None:
         return None
     try:
         # The version retrieval ranked; documents deleted or replaced since drop out of it.
         pipeline = _pipeline(question, version=question.corpus_version)
         ranked = runner.ranking_from_run(run, pipeline.index)
-    except clients.ConfigurationError as exc:
-        _fail(question, run.failed("generation", str(exc)))
+        run = stages.run_stage(stage, pipeline, run, ranked, worker=_worker(question))
+    except (clients.ConfigurationError, runner.PipelineError) as exc:
+        _fail(question, run.failed(stage, str(exc)))
         return None
     except Exception as exc:  # noqa: BLE001 - reported on the job; the traceback goes to the log
         if _retry_later(question, exc, retry=retry):
             return None
-        logger.exception("generation failed for question %s", question_id)
-        _fail(question, run.failed("generation", f"Generation failed: {exc}"))
+        logger.exception("%s failed for question %s", stage, question.pk)
+        _fail(question, run.failed(stage, f"{stage.capitalize()} failed: {exc}"))
         return None
-    answer, _ = _generate(question, pipeline, run, ranked, retry=retry)
-    return answer
+    following = stages.next_stage(run)
+    if following is None:
+        _store_answer(question, run)
+        return None
+    if not _hand_on(question, run, following):
+        logger.warning("question %s: %s lost its lease; its result is dropped", question.pk, stage)
+        return None
+    return following
 
 
 def _generate(
     question: Question, pipeline: Pipeline, run: PipelineRun, ranked: Sequence[ScoredPassage], *, retry: bool
 ) -> tuple[Answer | None, PipelineRun]:
+    """Every answering stage in this process, under the one claim (``answer_now``)."""
     try:
-        run = runner.answer_stage(pipeline, run, ranked)
+        run = runner.answer_stage(pipeline, run, ranked, worker=_worker(question))
     except (clients.ConfigurationError, runner.PipelineError) as exc:
         run = run.failed("generation", str(exc))
         _fail(question, run)

@@ -1,6 +1,7 @@
-"""Celery entry points of the qa app. Retrieval and generation run on separate
-queues ("retrieval", "generation"), so LLM-bound generation can get its own
-workers. Each task loads the question by id and calls one service."""
+"""Celery entry points of the qa app: one task per stage, each on its own queue
+("retrieval", "generation", "citation", "verification"; CELERY_TASK_ROUTES),
+so LLM-bound stages can get their own workers. Each task loads the question
+by id, calls one service, and sends the task of the stage that follows."""
 
 from __future__ import annotations
 
@@ -17,4 +18,22 @@ def retrieve_question(question_id: int) -> None:
 
 @shared_task(acks_late=True)
 def generate_answer(question_id: int) -> None:
-    services.question_generate(question_id=question_id)
+    _send_next(services.question_stage(question_id=question_id, stage="generation"), question_id)
+
+
+@shared_task(acks_late=True)
+def cite_answer(question_id: int) -> None:
+    _send_next(services.question_stage(question_id=question_id, stage="citation"), question_id)
+
+
+@shared_task(acks_late=True)
+def verify_answer(question_id: int) -> None:
+    _send_next(services.question_stage(question_id=question_id, stage="verification"), question_id)
+
+
+STAGE_TASKS = {"generation": generate_answer, "citation": cite_answer, "verification": verify_answer}
+
+
+def _send_next(stage: str | None, question_id: int) -> None:
+    if stage:
+        STAGE_TASKS[stage].delay(question_id)

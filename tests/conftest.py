@@ -15,7 +15,7 @@ from tests.factories import CorpusFactory, TeamFactory, UserFactory
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = default_data_dir()  # GROUNDEDQA_SHARED_DATA, as the settings read it
-ALL_QUEUES = "ingestion,ingestion-bulk,retrieval,generation,evaluation,default"
+ALL_QUEUES = "ingestion,ingestion-bulk,requeued,retrieval,generation,citation,verification,evaluation,default"
 
 
 def shared_data(*parts: str) -> Path:
@@ -42,7 +42,9 @@ def pytest_configure(config):
         pgdata, running = embedded_db.start_private(settings.VAR_DIR / "test-pg")
         config.add_cleanup(lambda: embedded_db.remove_private(pgdata))
         database.update(HOST=running["HOST"], PORT=running["PORT"])
-        os.environ["DATABASE_URL"] = f"postgres://postgres@/postgres?host={running['HOST']}&port={running['PORT']}"
+        os.environ["DATABASE_URL"] = (
+            f"postgres://postgres@/postgres?host={running['HOST']}&port={running['PORT']}"
+        )
     database.setdefault("TEST", {})["NAME"] = f"test_groundedqa_{os.getpid()}"
 
 

@@ -135,7 +135,7 @@ def test_upload_embed_and_answer_through_redis_and_a_separate_postgres(redis_url
                 "worker",
                 "--pool=solo",
                 "-Q",
-                "ingestion,retrieval,generation,evaluation,default",
+                "ingestion,requeued,retrieval,generation,citation,verification,evaluation,default",
                 "--without-gossip",
                 "--without-mingle",
             ],

@@ -15,6 +15,7 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from documents.models import Document
+from groundedqa_site import jobs
 from groundedqa_site.celery import app
 from qa.models import Question
 from review.models import EvaluationRun
@@ -45,7 +46,8 @@ class StuckJob:
 def queue_names() -> list[str]:
     routed = {route["queue"] for route in settings.CELERY_TASK_ROUTES.values()}
     # Bulk imports are sent to their own queue by name, not by route (documents.services.embed_queue).
-    return sorted(routed | {settings.CELERY_TASK_DEFAULT_QUEUE, "ingestion-bulk"})
+    # So are question stages the reaper sends again (groundedqa_site.jobs.REQUEUED_QUEUE).
+    return sorted(routed | {settings.CELERY_TASK_DEFAULT_QUEUE, "ingestion-bulk", jobs.REQUEUED_QUEUE})
 
 
 def queue_depths() -> dict[str, int | None]:

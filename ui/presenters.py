@@ -6,12 +6,13 @@ from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
 from django.urls import reverse
+from django.utils.dateparse import parse_datetime
 
 from qa.models import Question
-from qa.pipeline.run import Attempt, Candidate, PipelineRun, RetrievalStep
+from qa.pipeline.run import Attempt, Candidate, PipelineRun, RetrievalStep, StageRun
 from qa.selectors import question_run
 
-STEPS = ("queued", "retrieval", "generation", "done")
+STEPS = ("queued", "retrieval", "generation", "citation", "verification", "done")
 
 
 def document_link(
@@ -136,12 +137,13 @@ def answer_view(answer) -> AnswerView:
 
 
 def job_step(question: Question) -> str:
-    """The user-facing step of a question job: queued, retrieval, generation, done or failed."""
+    """The user-facing step of a question job: queued, a stage (running, or waiting for a worker
+    after the one before it), done or failed."""
     if question.status == Question.Status.DONE:
         return "done"
     if question.status == Question.Status.FAILED:
         return "failed"
-    if question.stage in ("retrieval", "generation"):
+    if question.stage in STEPS:
         return question.stage
     return "queued"
 
@@ -295,8 +297,19 @@ def trace_view(run: PipelineRun) -> dict:
         "timings": _timing_bars(run.timings),
         "raw_output": answering.raw_output if answering else "",
         "failure": run.failure,
+        "stage_runs": [_stage_run_view(r) for r in run.stage_runs],
         "trust": run.trust,  # answerability, context relevance, answer check, confidence (or None)
         "conversation": run.conversation,  # how a follow-up was rewritten (None: first turn, older run)
+    }
+
+
+def _stage_run_view(record: StageRun) -> dict:
+    return {
+        "stage": record.stage,
+        "worker": record.worker,
+        "started_at": parse_datetime(record.started_at),
+        "seconds": record.seconds,
+        "attempt": record.attempt,
     }
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 from qa.pipeline.answering_config import AnswerConfig
 from qa.pipeline.citations import CitationResult, CitationStrategy, attach_citations
@@ -37,6 +37,7 @@ from qa.pipeline.run import (
     ConflictRecord,
     GenerationRecord,
     Message,
+    PendingAttempt,
     TracedSentence,
     VerificationRecord,
 )
@@ -217,14 +218,40 @@ def answer_from_ranking(
     The first attempt whose sentences are all supported is returned verified;
     otherwise the attempt with the most supported sentences is returned with
     ``verified=False`` and its labels, or a refusal if none has any.
+    ``qa.pipeline.stages`` runs the same rounds one stage at a time.
     """
-    config = parts.config
-    timings = _no_timings()
-    early = _early_refusal(ranked, config, retrieval_confidence)
+    early = _early_refusal(ranked, parts.config, retrieval_confidence)
     if early is not None:
-        return _answered(early, "refused", config, retrieval_confidence, (), (), timings)
-    documents = _documents(ranked)
+        return _answered(early, "refused", parts.config, retrieval_confidence, (), (), _no_timings())
     attempts, drafts, chosen = _attempts(question, ranked, parts)
+    return conclude(question, ranked, parts, attempts, drafts, chosen, retrieval_confidence)
+
+
+def early_refusal(
+    ranked: Sequence[ScoredPassage], config: AnswerConfig, retrieval_confidence: float | None
+) -> Answered | None:
+    """The refusal made before any attempt (nothing retrieved, confidence too low), or None."""
+    early = _early_refusal(ranked, config, retrieval_confidence)
+    if early is None:
+        return None
+    return _answered(early, "refused", config, retrieval_confidence, (), (), _no_timings())
+
+
+def conclude(
+    question: str,
+    ranked: Sequence[ScoredPassage],
+    parts: AnswerParts,
+    attempts: Sequence[Attempt],
+    drafts: Sequence[tuple[AnswerSentence, ...]],
+    chosen: tuple[AnswerSentence, ...] | None,
+    retrieval_confidence: float | None,
+) -> Answered:
+    """The answer once the attempts are over: ``chosen`` is the verified one (None: none verified),
+    ``drafts`` every answer that reached verification."""
+    config = parts.config
+    attempts = tuple(attempts)
+    timings = _no_timings()
+    documents = _documents(ranked)
     for stage in ("generation", "citations", "verification"):
         timings[stage] = sum(a.timings.get(stage, 0.0) for a in attempts)
 
@@ -261,6 +288,21 @@ def answer_from_ranking(
     return _answered(answer, outcome, config, retrieval_confidence, attempts, records, timings)
 
 
+def attempt_window(
+    ranked: Sequence[ScoredPassage], config: AnswerConfig, number: int
+) -> Sequence[ScoredPassage]:
+    """The passages attempt ``number`` (1-based) reads; empty when the ranking or the attempts ran out."""
+    if number > config.max_attempts:
+        return ()
+    step = config.passages_per_attempt
+    return ranked[(number - 1) * step : number * step]
+
+
+def attempts_over(attempt: Attempt, config: AnswerConfig) -> bool:
+    """Whether no further attempt follows ``attempt`` (besides running out of windows)."""
+    return attempt.verified or (attempt.outcome == "generator refused" and not config.retry_after_refusal)
+
+
 def _attempts(
     question: str, ranked: Sequence[ScoredPassage], parts: AnswerParts
 ) -> tuple[tuple[Attempt, ...], list[tuple[AnswerSentence, ...]], tuple[AnswerSentence, ...] | None]:
@@ -269,22 +311,17 @@ def _attempts(
     Returns every attempt's record, the answers of the attempts that reached
     verification, and the verified answer (None when no attempt verified).
     """
-    config = parts.config
     attempts: list[Attempt] = []
     drafts: list[tuple[AnswerSentence, ...]] = []
-    step = config.passages_per_attempt
-    for number in range(config.max_attempts):
-        window = ranked[number * step : (number + 1) * step]
-        if not window:
-            break
-        attempt, sentences = _attempt(question, number + 1, window, parts)
+    number = 1
+    while window := attempt_window(ranked, parts.config, number):
+        attempt, sentences = _attempt(question, number, window, parts)
         attempts.append(attempt)
-        if attempt.outcome == "generator refused" and not config.retry_after_refusal:
-            break
         if sentences:
             drafts.append(sentences)
-        if attempt.verified:
-            return tuple(attempts), drafts, sentences
+        if attempts_over(attempt, parts.config):
+            return tuple(attempts), drafts, sentences if attempt.verified else None
+        number += 1
     return tuple(attempts), drafts, None
 
 
@@ -292,47 +329,84 @@ def _attempt(
     question: str, number: int, window: Sequence[ScoredPassage], parts: AnswerParts
 ) -> tuple[Attempt, tuple[AnswerSentence, ...]]:
     """One generate-cite-verify round over ``window``: its record and its labelled sentences."""
-    timings: dict[str, float] = {}
+    generated = generate_attempt(question, number, window, parts)
+    if isinstance(generated, Attempt):
+        return generated, ()
+    return verify_attempt(question, cite_attempt(question, generated, parts), parts)
+
+
+def generate_attempt(
+    question: str, number: int, window: Sequence[ScoredPassage], parts: AnswerParts
+) -> Attempt | PendingAttempt:
+    """An attempt's generation: the draft waiting for citation, or the finished attempt when the
+    generator refused or wrote no sentence."""
     clock = time.perf_counter()
     draft = parts.generator.generate(question, window)
-    timings["generation"] = time.perf_counter() - clock
-    base = {
-        "number": number,
-        "passages": tuple(p.passage.key for p in window),
-        "documents": tuple(p.passage.document_id for p in window),
-        "generation": _generation_record(draft),
-        "timings": timings,
-    }
-    if draft.refused:
+    timings = {"generation": time.perf_counter() - clock}
+    passages = tuple(p.passage.key for p in window)
+    documents = tuple(p.passage.document_id for p in window)
+    record = _generation_record(draft)
+    if draft.refused or not draft.sentences:
         return Attempt(
-            outcome="generator refused", dropped_citation_ids=draft.dropped_citation_ids, **base
-        ), ()
-    if not draft.sentences:
-        return Attempt(
-            outcome="no answer sentences", dropped_citation_ids=draft.dropped_citation_ids, **base
-        ), ()
+            number=number,
+            passages=passages,
+            documents=documents,
+            outcome="generator refused" if draft.refused else "no answer sentences",
+            generation=record,
+            dropped_citation_ids=draft.dropped_citation_ids,
+            timings=timings,
+        )
+    return PendingAttempt(
+        number=number,
+        passages=passages,
+        documents=documents,
+        generation=record,
+        sentences=draft.sentences,
+        context=draft.context,
+        dropped_citation_ids=draft.dropped_citation_ids,
+        timings=timings,
+    )
 
-    clock = time.perf_counter()
-    cited = parts.citer.cite(question, draft.sentences, draft.context)
-    timings["citations"] = time.perf_counter() - clock
-    clock = time.perf_counter()
-    checked = parts.verifier.verify(question, cited.sentences)
-    timings["verification"] = time.perf_counter() - clock
 
+def cite_attempt(question: str, pending: PendingAttempt, parts: AnswerParts) -> PendingAttempt:
+    """An attempt's citation: its sentences with source sentences attached."""
+    clock = time.perf_counter()
+    cited = parts.citer.cite(question, pending.sentences, pending.context)
+    seconds = time.perf_counter() - clock
+    return replace(
+        pending,
+        sentences=cited.sentences,
+        citations=_citation_record(cited),
+        dropped_citation_ids=pending.dropped_citation_ids + cited.dropped_ids,
+        timings={**pending.timings, "citations": seconds},
+    )
+
+
+def verify_attempt(
+    question: str, pending: PendingAttempt, parts: AnswerParts
+) -> tuple[Attempt, tuple[AnswerSentence, ...]]:
+    """An attempt's verification: its finished record and its labelled sentences."""
+    clock = time.perf_counter()
+    checked = parts.verifier.verify(question, pending.sentences)
+    seconds = time.perf_counter() - clock
     sentences = tuple(
         AnswerSentence(s.text, s.citations, v.label)
-        for s, v in zip(cited.sentences, checked.verdicts, strict=True)
+        for s, v in zip(pending.sentences, checked.verdicts, strict=True)
     )
     accepted = {SUPPORTED, PARTIAL} if parts.config.accept_partial else {SUPPORTED}
     attempt = Attempt(
+        number=pending.number,
+        passages=pending.passages,
+        documents=pending.documents,
         outcome="verified" if all(s.support in accepted for s in sentences) else "not verified",
-        citations=_citation_record(cited),
+        generation=pending.generation,
+        citations=pending.citations,
         verification=_verification_record(checked),
         sentences=tuple(
             TracedSentence(s.text, tuple(c.id for c in s.citations), s.support) for s in sentences
         ),
-        dropped_citation_ids=draft.dropped_citation_ids + cited.dropped_ids,
-        **base,
+        dropped_citation_ids=pending.dropped_citation_ids,
+        timings={**pending.timings, "verification": seconds},
     )
     return attempt, sentences
 

@@ -24,13 +24,17 @@ from qa.pipeline.answerability import AnswerabilityVerdict
 from qa.pipeline.answering_config import AnswerConfig
 from qa.pipeline.confidence import AnswerCheck, Confidence
 from qa.pipeline.conversation import Rewrite
+from qa.pipeline.generation import DraftSentence
 from qa.pipeline.relevance import ContextJudgement
-from qa.pipeline.types import Answer, SupportLabel
+from qa.pipeline.types import Answer, AnswerSentence, SourceSentence, SupportLabel
 from qa.pipeline.verification import Verdict
 
 RUN_FORMAT_VERSION = 2
 
-StageName = Literal["retrieval", "generation"]
+StageName = Literal["retrieval", "generation", "citation", "verification"]
+# The stages that run as tasks of their own, in order; generation follows verification again
+# when an attempt failed and the ranking has another window to try.
+STAGES: tuple[StageName, ...] = ("retrieval", "generation", "citation", "verification")
 AttemptOutcome = Literal["verified", "not verified", "generator refused", "no answer sentences"]
 AnsweringOutcome = Literal["verified", "unverified", "refused", "clarifying question"]
 
@@ -156,6 +160,53 @@ class Attempt:
 
 
 @dataclass(frozen=True)
+class PendingAttempt:
+    """An attempt between its stages: generated (``citations`` None), then cited.
+
+    ``sentences`` are the draft's, with the source sentences cited so far;
+    ``context`` is every sentence the generator was shown, which citation
+    chooses from. The verification stage turns it into an ``Attempt``.
+    """
+
+    number: int
+    passages: tuple[str, ...]
+    documents: tuple[str, ...]
+    generation: GenerationRecord
+    sentences: tuple[DraftSentence, ...]
+    context: tuple[SourceSentence, ...]
+    citations: CitationRecord | None = None
+    dropped_citation_ids: tuple[str, ...] = ()
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class AnsweringProgress:
+    """The answering stage while its stages run as separate tasks (``qa.pipeline.stages``).
+
+    Kept in the run between tasks and dropped once the answer is made.
+    """
+
+    passages: tuple[str, ...]  # keys of the passages answering reads, best first (after trust filtering)
+    retrieval_confidence: float | None = None
+    attempts: tuple[Attempt, ...] = ()  # finished attempts
+    drafts: tuple[tuple[AnswerSentence, ...], ...] = ()  # answers of the attempts that were verified
+    pending: PendingAttempt | None = None  # the attempt between generation and verification
+    missing: tuple[str, ...] = ()  # what a partial answer names as missing (qa.pipeline.turns)
+
+
+@dataclass(frozen=True)
+class StageRun:
+    """One execution of a stage: which worker ran it, when, how long. A stage re-run after its
+    worker died, or after a transient error, appears once per run."""
+
+    stage: str
+    worker: str  # "host:pid" of the process
+    started_at: str  # ISO 8601, UTC
+    seconds: float
+    attempt: int = 0  # the answer attempt it worked on (generation, citation, verification)
+
+
+@dataclass(frozen=True)
 class ConflictRecord:
     about: tuple[str, ...]
     answer_sentence: int
@@ -209,9 +260,17 @@ class PipelineRun:
     # disagreement, and "answer" for the answering stage in all.
     timings: dict[str, float] = field(default_factory=dict)
     failure: StageFailure | None = None
+    progress: AnsweringProgress | None = None  # answering between its stage tasks; None once answered
+    stage_runs: tuple[StageRun, ...] = ()  # every stage execution, in order
 
     def timed(self, **seconds: float) -> PipelineRun:
         return replace(self, timings={**self.timings, **seconds})
+
+    def added(self, **seconds: float) -> PipelineRun:
+        """Timings summed with those already recorded (a stage that runs once per attempt)."""
+        return replace(
+            self, timings={**self.timings, **{k: self.timings.get(k, 0.0) + v for k, v in seconds.items()}}
+        )
 
     def failed(self, stage: StageName, message: str) -> PipelineRun:
         return replace(self, failure=StageFailure(stage, message))

@@ -1,10 +1,11 @@
-"""The pipeline end to end, in two stages that may run in different processes.
+"""The pipeline end to end: retrieval, then answering, which may run in different processes.
 
-Both stages take a ``Pipeline`` (``factory.build_pipeline``) and a
+Both take a ``Pipeline`` (``factory.build_pipeline``) and a
 ``PipelineRun`` and return the run with their result added.
 ``retrieve_stage`` (retrieval and reranking) also returns the live ranking;
 ``answer_stage`` (generation, citations, verification, refusal,
-disagreement) answers from a ranking. In one process ``answer_question``
+disagreement) answers from a ranking, running ``qa.pipeline.stages``'
+three stages in turn. In one process ``answer_question``
 hands the ranking straight on; across processes (the Celery tasks) the run
 travels as JSON and ``ranking_from_run`` looks its passages up again.
 """
@@ -15,34 +16,30 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 
-from qa.pipeline import conversation, turns
-from qa.pipeline.answerability import ANSWERABLE, PARTIAL_ANSWER, UNANSWERABLE
-from qa.pipeline.answering import answer_from_ranking
+from qa.pipeline import conversation
 from qa.pipeline.conversation import Rewrite
 from qa.pipeline.expansion import feedback_terms
 from qa.pipeline.factory import Pipeline
 from qa.pipeline.protocols import LLM, CorpusIndex, PrefetchingIndex
-from qa.pipeline.rerank import top_sentence_similarity
 from qa.pipeline.retrieval import RetrievalConfig, RetrievalResult, retrieve
 from qa.pipeline.run import (
-    AnsweringStep,
     Candidate,
     PipelineRun,
     RankedKey,
     RetrievalStep,
     RetrieverContribution,
     RetrieverHit,
-    TrustStep,
 )
-from qa.pipeline.text import split_sentences
-from qa.pipeline.trust import after_generation, before_generation, refusal_confidence, refusal_for
-from qa.pipeline.types import UNSUPPORTED, Answer, AnswerSentence, ScoredPassage
+from qa.pipeline.stages import (  # noqa: F401 - PipelineError and retrieval_confidence are used through runner
+    PipelineError,
+    merged,
+    next_stage,
+    retrieval_confidence,
+    run_stage,
+)
+from qa.pipeline.types import ScoredPassage
 
 TRACE_CANDIDATES = 20
-
-
-class PipelineError(RuntimeError):
-    """The preset cannot run as configured; the message says what to change."""
 
 
 # --- follow-up questions ------------------------------------------------------
@@ -66,7 +63,7 @@ def standalone_question(question: str, history: Sequence[tuple[str, str]], llm: 
 def retrieve_stage(pipeline: Pipeline, run: PipelineRun) -> tuple[PipelineRun, RetrievalResult]:
     """Retrieve and rerank for ``run.standalone`` (or the question); the run gains its retrieval step."""
     question = run.standalone or run.question
-    run = replace(run, substitutions=_merged(run.substitutions, pipeline.substitutions))
+    run = replace(run, substitutions=merged(run.substitutions, pipeline.substitutions))
     retrieval = pipeline.config.retrieval
     if retrieval is None:
         skipped = RetrievalStep(question=question, skipped="this preset does not retrieve")
@@ -173,10 +170,6 @@ def retriever_contributions(
     return tuple(contributions)
 
 
-def _merged(first: Sequence[str], second: Sequence[str]) -> tuple[str, ...]:
-    return tuple(dict.fromkeys([*first, *second]))
-
-
 def ranking_from_run(run: PipelineRun, index: CorpusIndex) -> tuple[ScoredPassage, ...]:
     """The retrieval step's ranking with its passages looked up; passages deleted since are skipped."""
     ranked = []
@@ -192,133 +185,21 @@ def ranking_from_run(run: PipelineRun, index: CorpusIndex) -> tuple[ScoredPassag
     return tuple(ranked)
 
 
-def retrieval_confidence(ranked: Sequence[ScoredPassage], top: int = 5) -> float | None:
-    """How well the best passages match the question, for the refusal threshold.
-
-    The best question-sentence cosine among the top passages when the evidence
-    reranker computed it (it separates answerable from unanswerable questions
-    better than a passage's pooled vector: CLAPNQ-dev AUC 0.866 against 0.840),
-    else the best dense passage score.
-    """
-    best_sentence = top_sentence_similarity(ranked[:top])
-    if best_sentence is not None:
-        return best_sentence
-    dense = [hit.scores["dense"] for hit in ranked[:top] if "dense" in hit.scores]
-    return max(dense) if dense else None
+# --- stage 2: answering (generation, citation, verification) ------------------------------
 
 
-# --- stage 2: answering ----------------------------------------------------------------
-
-
-def answer_stage(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[ScoredPassage]) -> PipelineRun:
-    """Answer from ``ranked`` (the retrieval step's ranking, best first); the run gains its answer.
+def answer_stage(
+    pipeline: Pipeline, run: PipelineRun, ranked: Sequence[ScoredPassage], *, worker: str = ""
+) -> PipelineRun:
+    """Answer from ``ranked`` (the retrieval step's ranking, best first): the answering stages one
+    after another in this process (the Celery tasks run each in a task of its own).
 
     The reply is one of the answer kinds: a clarifying question for a turn that points at
     something nothing names, a refusal, an answer, or a partial answer naming what is missing.
     """
-    run = _answer_stage(pipeline, run, ranked)
-    answer = run.answer
-    if answer is not None and not answer.kind:
-        answer = replace(answer, kind=UNANSWERABLE if answer.refused else ANSWERABLE)
-    return replace(run, answer=answer)
-
-
-def _answer_stage(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[ScoredPassage]) -> PipelineRun:
-    question = run.standalone or run.question
-    run = replace(run, substitutions=_merged(run.substitutions, pipeline.substitutions))
-    if pipeline.answer_parts is None:
-        return _answer_without_retrieval(question, pipeline.llm, run)
-    # Evaluation ranks documents from the whole candidate list, not just the answer's context.
-    documents = tuple(dict.fromkeys(hit.passage.document_id for hit in ranked))
-    passages = tuple(ranked[: pipeline.config.retrieval.top_k])
-    trust, kinds = pipeline.config.trust, pipeline.config.turns
-    clarify = turns.clarification(run.question, run.conversation, ranked) if kinds and kinds.clarify else None
-    if clarify is not None:
-        answer = turns.clarifying_answer(clarify, documents)
-        step = AnsweringStep(outcome="clarifying question", note=answer.note)
-        return replace(run, answering=step, answer=answer)
-    before = None
-    if trust is not None:
-        started = time.perf_counter()
-        before = before_generation(question, ranked, len(passages), config=trust, llm=pipeline.llm)
-        run = run.timed(answerability=time.perf_counter() - started)
-        run = replace(run, trust=TrustStep(answerability=before.verdict, context=before.context))
-        partial = kinds is not None and kinds.partial and before.verdict.kind == PARTIAL_ANSWER
-        if not before.verdict.should_answer and not partial:
-            answer = refusal_for(before.verdict, documents)
-            step = AnsweringStep(outcome="refused", note=answer.note)
-            refused = replace(run.trust, confidence=refusal_confidence(before.verdict))
-            return replace(run, trust=refused, answering=step, answer=answer)
-        passages = before.passages
-        lacking = turns.missing_parts(question, passages) if kinds else ()
-        if kinds and (
-            (len(lacking) >= kinds.refuse_missing and before.verdict.probability < kinds.refuse_missing_below)
-            or turns.names_missing(run.question, lacking)
-        ):
-            answer = turns.refusal_for_missing(before.verdict, lacking, documents)
-            return replace(run, answering=AnsweringStep(outcome="refused", note=answer.note), answer=answer)
-    missing = _missing(question, before.verdict if before else None, passages, kinds) if kinds else ()
-    run = _generate_and_check(pipeline, run, question, passages, ranked, documents, before, missing)
-    if missing and not run.answer.refused:
-        run = replace(run, answer=turns.partial_answer(run.answer, missing))
+    while (stage := next_stage(run)) is not None:
+        run = run_stage(stage, pipeline, run, ranked, worker=worker)
     return run
-
-
-def _generate_and_check(pipeline, run, question, passages, ranked, documents, before, missing) -> PipelineRun:
-    """Generate, cite and verify; then the answer check, against the part of the question the
-    sources cover when a partial answer will name the rest."""
-    started = time.perf_counter()
-    answered = answer_from_ranking(
-        question,
-        passages,
-        parts=pipeline.answer_parts,
-        retrieval_confidence=retrieval_confidence(ranked),
-    )
-    run = run.timed(answer=time.perf_counter() - started, **answered.timings)
-    answer, step = replace(answered.answer, retrieved_documents=documents), answered.step
-    trust = pipeline.config.trust
-    if before is not None and trust is not None:
-        started = time.perf_counter()
-        covered = turns.without_words(question, missing) if missing else question
-        after = after_generation(covered, answer, before.verdict, config=trust, embedder=pipeline.embedder)
-        run = run.timed(answer_check=time.perf_counter() - started)
-        checked = replace(run.trust, answer_check=after.check, confidence=after.confidence)
-        run = replace(run, trust=checked)
-        if after.answer.refused and not answer.refused:
-            step = replace(step, outcome="refused", note=after.answer.note)
-        answer = after.answer
-    return replace(run, answering=step, answer=answer)
-
-
-def _missing(question: str, verdict, passages: Sequence[ScoredPassage], kinds: turns.TurnsConfig) -> tuple:
-    """What a partial answer must name: the verdict's missing amounts, else uncovered focus words."""
-    if not kinds.partial:
-        return ()
-    if verdict is not None and verdict.kind == PARTIAL_ANSWER and verdict.missing:
-        return verdict.missing
-    missing = turns.missing_parts(question, passages)
-    return missing if 0 < len(missing) <= kinds.partial_max_missing else ()
-
-
-def _answer_without_retrieval(question: str, llm: LLM | None, run: PipelineRun) -> PipelineRun:
-    if llm is None:
-        raise PipelineError(
-            "The llm-only preset needs an LLM: set QA_LLM_PROVIDER (groq, openai or llamacpp)."
-        )
-    started = time.perf_counter()
-    reply = llm.complete(
-        [
-            {"role": "system", "content": "Answer the question in 2-4 sentences."},
-            {"role": "user", "content": question},
-        ],
-        temperature=0.0,
-        max_tokens=300,
-    )
-    run = run.timed(generation=time.perf_counter() - started)
-    sentences = tuple(AnswerSentence(s, (), UNSUPPORTED) for s in split_sentences(reply))
-    answer = Answer(sentences=sentences, note="Answered without retrieval: nothing is cited.")
-    step = AnsweringStep(outcome="unverified", note=answer.note, raw_output=reply)
-    return replace(run, answering=step, answer=answer)
 
 
 def answer_question(

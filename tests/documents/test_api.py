@@ -221,3 +221,68 @@ def test_upload_through_the_api_is_embedded_by_a_real_worker(celery_worker_proce
         .first()
     )
     assert best.text == "It employed 1,850 staff."
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.worker
+def test_an_upload_whose_message_was_lost_is_sent_again_and_embedded(
+    celery_worker_process, staff, corpus, tmp_path
+):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from bench.cluster import use_broker
+    from documents.services import documents_reap
+    from groundedqa_site.broker import folder_options
+    from tests.conftest import wait_for
+
+    client = client_for(staff)
+    # The message goes to a broker folder no worker reads: as if the broker, or a worker's main
+    # process that had prefetched it, lost it before any worker claimed the document.
+    with use_broker("filesystem://", folder_options(tmp_path / "lost"), "groundedqa_site.broker:Transport"):
+        response = upload(client, corpus, text_file())
+    status_url = response.json()["documents"][0]["status_url"]
+    assert client.get(status_url).json()["status"] == "queued"
+    # While its lease has not run out the reaper leaves it waiting its turn ...
+    assert documents_reap() == 0
+    # ... and once it has, with nothing being embedded, the reaper sends it again.
+    assert documents_reap(now=timezone.now() + timedelta(seconds=60)) == 1
+
+    body = wait_for(
+        lambda: (b := client.get(status_url).json())["status"] in ("ready", "failed") and b,
+        message="the resent document to be embedded",
+    )
+    assert body["status"] == "ready", body["error"]
+    assert body["sentence_count"] == 2
+    assert Document.objects.filter(corpus=corpus).count() == 1
+
+
+@pytest.mark.django_db
+def test_documents_waiting_behind_a_busy_lane_are_not_resent(staff, corpus, tmp_path):
+    """A bulk import's queued documents are waiting their turn, not lost: no copies flood the queue."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from bench.cluster import use_broker
+    from documents import services
+    from documents.parsing.types import ParsedDocument, ParsedSentence
+    from groundedqa_site import jobs
+    from groundedqa_site.broker import folder_options
+
+    def parsed(n: int) -> ParsedDocument:
+        text = f"Report {n} says things."
+        return ParsedDocument(f"report-{n}", f"Report {n}", text, (ParsedSentence(text, 0, len(text)),))
+
+    with use_broker("filesystem://", folder_options(tmp_path / "lane"), "groundedqa_site.broker:Transport"):
+        for n in range(3):
+            services.document_stage(corpus=corpus, parsed=parsed(n), bulk=True)
+        later = timezone.now() + timedelta(seconds=60)
+        working = Document.objects.get(external_id="report-0")
+        Document.objects.filter(pk=working.pk).update(
+            status=Document.Status.EMBEDDING, lease_owner="w:1:x", lease_expires_at=jobs.lease_until(later)
+        )
+        assert services.documents_reap(now=later) == 0
+        Document.objects.filter(pk=working.pk).update(status=Document.Status.READY, **jobs.RELEASED)
+        assert services.documents_reap(now=later) == 2

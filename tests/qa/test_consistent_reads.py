@@ -121,7 +121,7 @@ def test_the_cited_document_deleted_between_retrieval_and_generation(analyst, we
         lambda: documents_services.document_delete(document=Document.objects.get(external_id="port-report"))
     )
 
-    answer = services.question_generate(question_id=question.pk)
+    answer = services.question_answer_stages(question_id=question.pk)
 
     question.refresh_from_db()
     assert question.status == Question.Status.DONE, question.error
@@ -138,7 +138,7 @@ def test_a_document_replaced_between_retrieval_and_generation_is_not_mixed_in(an
     replaced = COUNTRY_PROFILE.replace("Its capital is Arlen", "Its capital is Brenford")
     in_other_connection(lambda: ingest_texts(westmere, embedder, {"country-profile": replaced}))
 
-    answer = services.question_generate(question_id=question.pk)
+    answer = services.question_answer_stages(question_id=question.pk)
 
     question.refresh_from_db()
     assert question.status == Question.Status.DONE, question.error

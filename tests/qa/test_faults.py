@@ -14,16 +14,19 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
 
 import pytest
 from django.db import connection
 
-from bench.faults import Cluster, RedisServer, WorkerSpec, cluster_environment, fault_round, use_broker
+from bench.cluster import Cluster, RedisServer, WorkerSpec, cluster_environment, use_broker
+from bench.faults import fault_round
 from documents import services as documents_services
 from documents.models import Document
+from groundedqa_site import embedded_db
 from groundedqa_site.broker import folder_options
 from qa import services
-from qa.models import Question
+from qa.models import Answer, Question
 from tests.conftest import wait_for
 from tests.qa.test_api import client_for
 
@@ -34,7 +37,7 @@ LEASE, HEARTBEAT, REAPER = 6, 2, 1
 # slack is for a loaded machine. Being picked up again then waits for a free worker
 # process, which the bench measures (recovered_after) but no test bounds.
 REQUEUE_BOUND = LEASE + REAPER + 10
-QA_QUEUES = "retrieval,generation,default"
+QA_QUEUES = "requeued,retrieval,generation,citation,verification,default"
 
 
 @pytest.fixture(autouse=True)
@@ -234,8 +237,35 @@ def read_only_folder(tmp_path):
     return options, lambda: subprocess.run(["umount", str(folder)], check=False)
 
 
-def test_a_read_only_broker_folder_gives_a_clear_error(analyst, westmere, tmp_path):
-    options, restore = read_only_folder(tmp_path)
+WRITE_REFUSED = ("Read-only file system", "Permission denied", "No space left on device")
+
+
+def full_folder(tmp_path):
+    """A broker folder on a file system with no space left: a 64 KiB tmpfs, filled (root only)."""
+    if os.geteuid() != 0:
+        pytest.skip("filling a file system of its own needs root (mount -t tmpfs)")
+    folder = tmp_path / "full-broker"
+    folder.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(folder)], capture_output=True
+    )
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs: {mounted.stderr.decode().strip()}")
+    options = folder_options(folder)
+    filler = os.open(folder / "filler", os.O_WRONLY | os.O_CREAT)
+    try:
+        while os.write(filler, b"\0" * 4096):
+            pass
+    except OSError:  # ENOSPC: full
+        pass
+    finally:
+        os.close(filler)
+    return options, lambda: subprocess.run(["umount", str(folder)], check=False)
+
+
+@pytest.mark.parametrize("broken", [read_only_folder, full_folder], ids=["read-only", "disk-full"])
+def test_a_broker_folder_that_refuses_writes_gives_a_clear_error(analyst, westmere, tmp_path, broken):
+    options, restore = broken(tmp_path)
     try:
         with use_broker("filesystem://", options, FILESYSTEM_TRANSPORT):
             response = client_for(analyst).post(
@@ -248,7 +278,39 @@ def test_a_read_only_broker_folder_gives_a_clear_error(analyst, westmere, tmp_pa
     assert response.status_code == 503, response.content
     detail = response.json()["detail"]
     assert "job queue did not accept" in detail
-    assert "Read-only file system" in detail or "Permission denied" in detail
+    assert any(reason in detail for reason in WRITE_REFUSED)
     assert "CELERY_BROKER_DIR" in detail
     question = Question.objects.get(text="What is the capital of Westmere?")
     assert question.status == Question.Status.FAILED and question.error == detail
+
+
+def test_questions_asked_across_a_postgresql_restart_end_answered_or_with_a_reason(
+    filesystem_cluster, analyst, westmere, settings
+):
+    """The database stops while questions run and comes back: none is left queued or running."""
+    pgdata = settings.VAR_DIR / "test-pg" / str(os.getpid())
+    if settings.EMBEDDED_PGDATA is None or not (pgdata / "postmaster.pid").exists():
+        pytest.skip("needs the embedded test server (DATABASE_URL points elsewhere)")
+    ask = asker(analyst, westmere)
+    ids = [ask() for _ in range(6)]
+    wait_for(
+        lambda: Question.objects.filter(pk__in=ids, status="running").exists(), timeout=120, message="a claim"
+    )
+    connection.close()
+    assert embedded_db.stop(pgdata)
+    # Workers meet a database that is gone: their stages fail, renewals fail, the reaper fails.
+    time.sleep(LEASE / 2)
+    embedded_db.ensure_running(pgdata)
+    later = [ask() for _ in range(2)]
+
+    wait_for(
+        lambda: not Question.objects.filter(pk__in=ids + later, status__in=["queued", "running"]).exists(),
+        timeout=240,
+        message="every question to finish after the restart",
+    )
+    questions = list(Question.objects.filter(pk__in=ids + later))
+    unexplained = [q.pk for q in questions if q.status != "done" and not q.error.strip()]
+    assert unexplained == []
+    # Asked after the restart: answered, so the workers reconnected.
+    assert {q.status for q in questions if q.pk in later} == {"done"}
+    assert all(Answer.objects.filter(question=q).count() == (q.status == "done") for q in questions)

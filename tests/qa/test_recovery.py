@@ -19,6 +19,7 @@ from tests.qa.pipeline.test_llm_clients import FakeChatServer, openai_client
 from tests.qa.test_api import client_for
 
 CAPITAL = "What is the capital of Westmere?"
+STAGES = ["retrieval", "generation", "citation", "verification"]
 
 
 def ask_in_process(user, corpus, text=CAPITAL, preset="default") -> Question:
@@ -41,13 +42,13 @@ def api_status(client, question: Question) -> dict:
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.worker
-@pytest.mark.parametrize("stage", ["retrieval", "generation"])
+@pytest.mark.parametrize("stage", ["retrieval", "generation", "citation", "verification"])
 def test_a_stage_whose_worker_died_is_picked_up_again_and_answered_once(
     celery_worker_process, analyst, westmere, stage
 ):
     question = ask_in_process(analyst, westmere)
-    if stage == "generation":
-        assert services.question_retrieve(question_id=question.pk)
+    if stage != "retrieval":
+        advance_to(question, stage)
     die_during(question, stage)
     client = client_for(analyst)
     assert api_status(client, question)["status"] == "running"
@@ -61,6 +62,13 @@ def test_a_stage_whose_worker_died_is_picked_up_again_and_answered_once(
     assert body["status"] == "done", body["error"]
     assert "Arlen" in body["answer"]["text"]
     assert Answer.objects.filter(question=question).count() == 1
+    # The trace names the worker process that ran each stage: from the dead one's on, the worker's.
+    in_worker = [
+        r["stage"]
+        for r in body["trace"]["stage_runs"]
+        if r["worker"].endswith(f":{celery_worker_process.pid}")
+    ]
+    assert in_worker == STAGES[STAGES.index(stage) :]
 
 
 @pytest.mark.django_db
@@ -87,21 +95,52 @@ def test_a_running_stage_with_a_live_lease_is_left_alone(analyst, westmere):
     assert (question.status, question.stage) == (Question.Status.RUNNING, "retrieval")
 
 
-@pytest.mark.django_db
-def test_a_stage_that_lost_its_lease_writes_no_second_answer(analyst, westmere):
-    question = ask_in_process(analyst, westmere)
+def advance_to(question: Question, stage: str) -> None:
+    """Run the stages before ``stage`` in this process, leaving the question queued for it."""
     assert services.question_retrieve(question_id=question.pk)
-    presumed_dead = services._claim(question.pk, waiting_stage="generation", stage="generation")
+    waiting = "generation"
+    while waiting != stage:
+        waiting = services.question_stage(question_id=question.pk, stage=waiting)
+        assert waiting, f"the question was answered before reaching {stage}"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("stage", ["generation", "citation", "verification"])
+def test_a_stage_that_lost_its_lease_writes_no_second_answer(analyst, westmere, stage):
+    question = ask_in_process(analyst, westmere)
+    advance_to(question, stage)
+    presumed_dead = services._claim(question.pk, waiting_stage=stage, stage=stage)
     Question.objects.filter(pk=question.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
     services.questions_reap()
-    # The re-queued stage runs and answers ...
-    assert services.question_generate(question_id=question.pk) is not None
-    # ... and the worker presumed dead comes back and tries to store its own answer.
-    services._generate_claimed(presumed_dead, retry=True)
+    question.refresh_from_db()
+    assert (question.status, question.stage) == (Question.Status.QUEUED, stage)
+    # The re-queued stage runs, the ones after it too, and the question is answered ...
+    waiting = stage
+    while waiting:
+        waiting = services.question_stage(question_id=question.pk, stage=waiting)
+    assert Answer.objects.filter(question=question).count() == 1
+    # ... and the worker presumed dead comes back and finishes its own copy of the stage.
+    assert services._stage_claimed(presumed_dead, stage, retry=True) is None
 
     assert Answer.objects.filter(question=question).count() == 1
     question.refresh_from_db()
     assert question.status == Question.Status.DONE
+    # The trace lists each stage once: the run lost with its worker left no record.
+    stages_run = [r.stage for r in services.load_run(question.trace).stage_runs]
+    assert stages_run == ["retrieval", "generation", "citation", "verification"]
+
+
+@pytest.mark.django_db
+def test_a_redelivered_stage_message_does_nothing(analyst, westmere):
+    question = ask_in_process(analyst, westmere)
+    advance_to(question, "verification")
+    assert services.question_stage(question_id=question.pk, stage="verification") is None
+    answer = Answer.objects.get(question=question)
+    # The same messages again (a broker redelivers after a lost acknowledgement).
+    for stage in ("generation", "citation", "verification"):
+        assert services.question_stage(question_id=question.pk, stage=stage) is None
+    assert services.question_retrieve(question_id=question.pk) is False
+    assert list(Answer.objects.filter(question=question)) == [answer]
 
 
 def unavailable_llm(monkeypatch, responses) -> FakeChatServer:
@@ -119,13 +158,13 @@ def test_an_llm_outage_is_retried_later_and_ends_with_a_readable_error(monkeypat
     assert services.question_retrieve(question_id=question.pk)
     with unavailable_llm(monkeypatch, [(503, {"error": "overloaded"})]):
         for attempt in (1, 2):
-            assert services.question_generate(question_id=question.pk) is None
+            assert services.question_answer_stages(question_id=question.pk) is None
             question.refresh_from_db()
             # Back in the queue, to be sent again after a growing pause, not failed.
             assert (question.status, question.stage) == (Question.Status.QUEUED, "generation")
             assert question.resend_at > timezone.now()
             assert question.attempts == attempt
-        services.question_generate(question_id=question.pk)
+        services.question_answer_stages(question_id=question.pk)
 
     body = api_status(client_for(analyst), question)
     assert body["status"] == "failed"
@@ -137,8 +176,8 @@ def test_an_llm_that_recovers_answers_the_question(monkeypatch, analyst, westmer
     question = ask_in_process(analyst, westmere, preset="rag")
     assert services.question_retrieve(question_id=question.pk)
     with unavailable_llm(monkeypatch, [(502, {"error": "bad gateway"}), (200, OK_REPLY)]):
-        assert services.question_generate(question_id=question.pk) is None
-        answer = services.question_generate(question_id=question.pk)
+        assert services.question_answer_stages(question_id=question.pk) is None
+        answer = services.question_answer_stages(question_id=question.pk)
 
     assert answer is not None and "Arlen" in answer.text
     question.refresh_from_db()
@@ -150,7 +189,7 @@ def test_a_permanent_llm_error_fails_at_once(monkeypatch, analyst, westmere):
     question = ask_in_process(analyst, westmere, preset="rag")
     assert services.question_retrieve(question_id=question.pk)
     with unavailable_llm(monkeypatch, [(400, {"error": "context length exceeded"})]):
-        services.question_generate(question_id=question.pk)
+        services.question_answer_stages(question_id=question.pk)
 
     question.refresh_from_db()
     assert question.status == Question.Status.FAILED

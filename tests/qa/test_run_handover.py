@@ -26,7 +26,7 @@ def queued_for_generation(analyst, corpus, trace) -> Question:
 @pytest.mark.django_db
 def test_a_question_retrieved_before_the_upgrade_fails_with_a_reason_not_a_crash(analyst, corpus):
     question = queued_for_generation(analyst, corpus, V1_TRACES["failed_in_generation"]["trace"])
-    assert services.question_generate(question_id=question.pk) is None
+    assert services.question_answer_stages(question_id=question.pk) is None
     question.refresh_from_db()
     assert question.status == Question.Status.FAILED
     assert "ask the question again" in question.error
@@ -38,6 +38,6 @@ def test_a_question_retrieved_before_the_upgrade_fails_with_a_reason_not_a_crash
 @pytest.mark.django_db
 def test_generation_before_retrieval_is_refused(analyst, corpus):
     question = queued_for_generation(analyst, corpus, PipelineRun(question="Q?").to_json())
-    assert services.question_generate(question_id=question.pk) is None
+    assert services.question_answer_stages(question_id=question.pk) is None
     question.refresh_from_db()
     assert question.error == "Generation started before retrieval finished."

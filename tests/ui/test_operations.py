@@ -58,7 +58,9 @@ def test_staff_see_a_job_whose_lease_expired_as_stuck_and_a_live_one_as_running(
     assert state["stuck"][0]["owner"] == "worker-a:4242:abcd"
     assert state["lease_holders"] == {"worker-b:77": 1}
     # The test session's file-system broker answers for every routed queue.
-    assert {"retrieval", "generation", "ingestion"} <= set(state["queues"])
+    assert {"retrieval", "generation", "citation", "verification", "requeued", "ingestion"} <= set(
+        state["queues"]
+    )
     assert all(isinstance(depth, int) for depth in state["queues"].values())
 
     page = signed_in(staff).get("/operations/").content.decode()

@@ -177,6 +177,18 @@ def test_the_trace_shows_scores_per_stage_and_timings(client_for, analyst, answe
     assert "harbor-authority-report" in page
 
 
+def test_the_trace_says_which_worker_ran_each_stage_and_for_how_long(client_for, analyst, answered):
+    import os
+
+    page = client_for(analyst).get(f"/questions/{answered.pk}/trace/").content.decode()
+    table = page[page.index('id="stage-runs"') : page.index("</table>", page.index('id="stage-runs"'))]
+    # Answered in this process: every stage names it.
+    assert f":{os.getpid()}</td>" in table
+    for stage in ("retrieval", "generation", "citation", "verification"):
+        assert f"<td>{stage}</td>" in table, stage
+    assert " ms</td>" in table or " s</td>" in table
+
+
 def test_default_answers_show_answerability_relevance_and_confidence(
     client_for, analyst, demo_documents, corpus
 ):
