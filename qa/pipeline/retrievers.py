@@ -175,17 +175,33 @@ def maxsim_scores(query_tokens: np.ndarray, passages: TokenMatrix, block_rows: i
     return scores
 
 
+class CorpusTooLarge(ValueError):
+    """A retriever that holds a corpus in the serving process was asked to hold too much of it."""
+
+
+# All-MiniLM-L6-v2 keeps up to 256 token vectors of 768 bytes (float16) per passage: 20,000
+# passages can take ~3.9 GB, more than a worker should hold, so larger units are refused.
+MULTI_VECTOR_MAX_PASSAGES = 20_000
+
+
 class MultiVectorRetriever:
     """Exhaustive late interaction (sum of MaxSim) over token vectors encoded once per unit."""
 
     name = "multi-vector"
 
-    def __init__(self, index: CorpusIndex, encoder: TokenEncoder) -> None:
-        self.index, self.encoder = index, encoder
-        self._units: dict[Unit, tuple[TokenMatrix, list[str]]] = {}
+    def __init__(
+        self, index: CorpusIndex, encoder: TokenEncoder, *, max_passages: int = MULTI_VECTOR_MAX_PASSAGES
+    ) -> None:
+        self.index, self.encoder, self.max_passages = index, encoder, max_passages
 
     def _unit(self, unit: Unit) -> tuple[TokenMatrix, list[str]]:
         passages = self.index.passages(unit)
+        if len(passages) > self.max_passages:
+            raise CorpusTooLarge(
+                f"the multi-vector retriever keeps every {unit}'s token vectors in memory and is limited to "
+                f"{self.max_passages:,} {unit}s; this corpus has {len(passages):,}. Choose another "
+                "retriever or a coarser unit."
+            )
 
         def encode() -> tuple[TokenMatrix, list[str]]:
             matrix = TokenMatrix.stack(self.encoder.encode_tokens([p.text for p in passages]))

@@ -12,6 +12,7 @@ from qa.pipeline.memory_index import InMemoryCorpusIndex
 from qa.pipeline.presets import PipelineConfig, get_preset
 from qa.pipeline.retrieval import RetrievalConfig, retrieve
 from qa.pipeline.retrievers import (
+    CorpusTooLarge,
     EncodedRetriever,
     FusedRetriever,
     MultiVectorRetriever,
@@ -78,6 +79,16 @@ def test_multi_vector_ranks_by_shared_tokens_and_encodes_the_corpus_once():
     assert ranking[0] == ("document:gas", pytest.approx(2.0))
     assert retriever.search("sultan coup", "document", 3)[0][1] == pytest.approx(1.0)
     assert encoder.calls == 1 + 2  # the corpus once, then one call per query
+
+
+def test_multi_vector_refuses_a_unit_too_large_to_hold_before_encoding_it():
+    index = InMemoryCorpusIndex(CORPUS, HashingEmbedder(), chunk_size=2, chunk_overlap=1)
+    encoder = WordTokens(["gas"])
+    retriever = MultiVectorRetriever(index, encoder, max_passages=5)
+    with pytest.raises(CorpusTooLarge, match="limited to 5 sentences; this corpus has 11"):
+        retriever.search("gas", "sentence", 3)
+    assert encoder.calls == 0
+    assert retriever.search("gas", "document", 3)[0][0] == "document:gas"  # 3 documents fit
 
 
 # --- static embeddings -----------------------------------------------------------------
