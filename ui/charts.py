@@ -26,6 +26,14 @@ class BarGroup:
     reference: dict[str, float | None]  # metric -> the report's value, drawn as a tick
 
 
+def _share_gridline(share: float, y: float, left: int | float, right_edge: int | float) -> list[str]:
+    """A horizontal grid line at a share between 0 and 1, labelled on the left axis."""
+    return [
+        f'<line class="grid" x1="{left}" x2="{right_edge}" y1="{y:.1f}" y2="{y:.1f}"/>',
+        f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{share:.1f}</text>',
+    ]
+
+
 def _fmt(value: float | None) -> str:
     return "–" if value is None else f"{value:.3f}"
 
@@ -145,9 +153,7 @@ def lines_over_time(
         + "</desc>",
     ]
     for tick in range(0, 11, 2):
-        y = y_of(tick / 10)
-        parts.append(f'<line class="grid" x1="{left}" x2="{width - right}" y1="{y:.1f}" y2="{y:.1f}"/>')
-        parts.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{tick / 10:.1f}</text>')
+        parts.extend(_share_gridline(tick / 10, y_of(tick / 10), left, width - right))
     parts.append(
         f'<line class="axis" x1="{left}" x2="{width - right}" y1="{top + plot_h}" y2="{top + plot_h}"/>'
     )
@@ -307,9 +313,7 @@ def reliability_diagram(bins: list, *, title: str, width: int = 420, height: int
         + "</desc>",
     ]
     for tick in range(0, 11, 2):
-        y = y_of(tick / 10)
-        parts.append(f'<line class="grid" x1="{left}" x2="{width - right}" y1="{y:.1f}" y2="{y:.1f}"/>')
-        parts.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{tick / 10:.1f}</text>')
+        parts.extend(_share_gridline(tick / 10, y_of(tick / 10), left, width - right))
         parts.append(
             f'<text x="{x_of(tick / 10):.1f}" y="{top + plot_h + 14}" text-anchor="middle">'
             f"{tick / 10:.1f}</text>"

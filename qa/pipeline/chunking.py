@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from qa.pipeline.segment import strip_span
+
 
 def sentence_windows(n_sentences: int, size: int = 8, overlap: int = 2) -> list[tuple[int, int]]:
     """Return (first, last) inclusive sentence ordinals of each chunk.
@@ -91,7 +93,7 @@ def recursive_character_spans(
         ):
             following -= 1
         first = following
-    return [span for span in (_strip(text, start, end) for start, end in chunks) if span[1] > span[0]]
+    return [span for span in (strip_span(text, start, end) for start, end in chunks) if span[1] > span[0]]
 
 
 def _split_to_fit(
@@ -115,14 +117,6 @@ def _split_to_fit(
                 spans.extend(_split_to_fit(text, left, right, size, separators[position + 1 :]))
         return spans
     return [(start, end)]
-
-
-def _strip(text: str, start: int, end: int) -> tuple[int, int]:
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    return start, end
 
 
 ChunkerKind = Literal["sentences", "recursive", "tokens"]

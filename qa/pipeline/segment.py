@@ -125,7 +125,7 @@ def segment(text: str, *, hard_line_breaks: bool = False) -> list[tuple[int, int
         block = text[block_start:block_end]
         for sentence_start, sentence_end in tokenizer.span_tokenize(block):
             for piece_start, piece_end in _split_after_sentence_final_no(block, sentence_start, sentence_end):
-                start, end = _strip(text, block_start + piece_start, block_start + piece_end)
+                start, end = strip_span(text, block_start + piece_start, block_start + piece_end)
                 if start < end:
                     spans.extend(_cut_long(text, start, end))
     return spans
@@ -157,9 +157,9 @@ def _line_spans(text: str) -> list[tuple[int, int]]:
     spans = []
     start = 0
     for match in re.finditer(r"\r\n|\r|\n", text):
-        spans.append(_strip(text, start, match.start()))
+        spans.append(strip_span(text, start, match.start()))
         start = match.end()
-    spans.append(_strip(text, start, len(text)))
+    spans.append(strip_span(text, start, len(text)))
     return spans
 
 
@@ -193,7 +193,8 @@ def _split_after_sentence_final_no(block: str, start: int, end: int) -> Iterator
     yield start, end
 
 
-def _strip(text: str, start: int, end: int) -> tuple[int, int]:
+def strip_span(text: str, start: int, end: int) -> tuple[int, int]:
+    """The span [start, end) of text without the whitespace at either end."""
     while start < end and text[start].isspace():
         start += 1
     while end > start and text[end - 1].isspace():
@@ -212,9 +213,9 @@ def _cut_long(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
             if matches:
                 cut = matches[-1]
                 break
-        piece_start, piece_end = _strip(text, start, cut)
+        piece_start, piece_end = strip_span(text, start, cut)
         if piece_start < piece_end:
             yield piece_start, piece_end
-        start, end = _strip(text, cut, end)
+        start, end = strip_span(text, cut, end)
     if start < end:
         yield start, end
