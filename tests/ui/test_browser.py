@@ -78,7 +78,8 @@ def test_ask_see_the_answer_and_open_a_citation(
 
     page.locator("article.turn").last.get_by_role("link", name=re.compile("^Trace")).click()
     expect()(page.get_by_role("heading", name="Retrieval candidates")).to_be_visible()
-    expect()(page.locator("table").first).to_contain_text("harbor-authority-report")
+    candidates = page.get_by_role("region", name="Retrieval candidates").locator("table")
+    expect()(candidates).to_contain_text("harbor-authority-report")
     snap(page, "04-trace")
 
     page.get_by_role("link", name="History").click()
