@@ -12,6 +12,7 @@ import json
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Sequence
@@ -198,6 +199,22 @@ def _json_default(value):
     if isinstance(value, Path):
         return str(value)
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def run_child(name: str, module_args: Sequence[str], size: int, database: str) -> dict:
+    """Run ``python -m <module_args>`` in a fresh process on the bench database of ``size`` rows.
+
+    A fresh process measures resident memory and cold caches for that size alone; the
+    child prints its result as the last line starting with ``RESULT ``.
+    """
+    env = bench_environment(GROUNDEDQA_DATABASE_NAME=database, GROUNDEDQA_BENCH_CHILD="1")
+    done = subprocess.run(
+        [sys.executable, "-m", *module_args], cwd=REPO, env=env, capture_output=True, text=True
+    )
+    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
+    if done.returncode or not lines:
+        raise RuntimeError(f"{name} {size}: the child failed:\n{done.stderr[-3000:]}")
+    return json.loads(lines[-1].removeprefix("RESULT "))
 
 
 def log(message: str) -> None:

@@ -18,18 +18,15 @@ import argparse
 import json
 import os
 import resource
-import subprocess
-import sys
 import time
 
 from bench.common import (
-    REPO,
     Stopwatch,
-    bench_environment,
     latency_summary,
     log,
     print_table,
     ratio,
+    run_child,
     write_result,
 )
 
@@ -140,18 +137,11 @@ def run(args) -> dict:
     for size in args.sizes:
         load(scaled_corpus(size, base, base_vectors))
         log(f"hybrid {size:,}: fresh process")
-        env = bench_environment(GROUNDEDQA_DATABASE_NAME=database_name(size), GROUNDEDQA_BENCH_CHILD="1")
-        done = subprocess.run(
-            [sys.executable, "-m", "bench.hybrid", "--child", str(size), str(args.queries)],
-            cwd=REPO,
-            env=env,
-            capture_output=True,
-            text=True,
+        results.append(
+            run_child(
+                "hybrid", ["bench.hybrid", "--child", str(size), str(args.queries)], size, database_name(size)
+            )
         )
-        lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
-        if done.returncode or not lines:
-            raise RuntimeError(f"hybrid {size}: the child failed:\n{done.stderr[-3000:]}")
-        results.append(json.loads(lines[-1].removeprefix("RESULT ")))
         # Saved after each size: a long run cut short keeps what it measured.
         write_result("hybrid", {"sizes": results, "partial": True}, quick=args.quick, sizes=args.sizes)
     rows = []

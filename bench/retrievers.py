@@ -45,6 +45,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.common import REPO, log, print_table, write_result
+from bench.retrieval_quality import MemoEmbedder  # questions encoded once per run
 from documents.parsing import clapnq_passage_id, iter_clapnq
 from documents.parsing.assemble import document_from_text
 from documents.parsing.benchmarks import _analyst_bench_document, iter_analyst_bench_gold
@@ -262,19 +263,6 @@ CHUNKERS = [
     ChunkerConfig("tokens", 150, 50),
 ]
 CHUNKER_RETRIEVERS = ["bm25", "dense (MiniLM)", "static (MiniLM word pieces, IDF)", CURRENT_DEFAULT]
-
-
-class MemoEmbedder:
-    """Questions encoded once per run: the chunker table compares quality, not latency."""
-
-    def __init__(self, inner) -> None:
-        self.inner, self.memo = inner, {}
-
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        missing = [t for t in dict.fromkeys(texts) if t not in self.memo]
-        if missing:
-            self.memo.update(zip(missing, self.inner.encode(missing), strict=True))
-        return np.stack([self.memo[t] for t in texts])
 
 
 def chunker_table(benchmark: Benchmark, corpus_embedder) -> list[dict]:

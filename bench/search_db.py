@@ -21,11 +21,10 @@ from __future__ import annotations
 import json
 import os
 import resource
-import subprocess
 import sys
 import time
 
-from bench.common import REPO, bench_environment, latency_summary, log, print_table, write_result
+from bench.common import latency_summary, log, print_table, run_child, write_result
 
 CONFIGS = [(unit, method) for unit in ("sentence", "chunk") for method in ("bm25", "dense", "hybrid")]
 EXACTNESS_MAX_SIZE = 100_000  # the in-memory reference index itself needs memory that grows with size
@@ -127,18 +126,11 @@ def run(args) -> dict:
     for size in args.sizes:
         load(scaled_corpus(size, base, base_vectors), vectors="hashing")
         log(f"search_db {size:,}: fresh process")
-        env = bench_environment(GROUNDEDQA_DATABASE_NAME=database_name(size), GROUNDEDQA_BENCH_CHILD="1")
-        done = subprocess.run(
-            [sys.executable, "-m", "bench.search_db", str(size), str(args.queries)],
-            cwd=REPO,
-            env=env,
-            capture_output=True,
-            text=True,
+        results.append(
+            run_child(
+                "search_db", ["bench.search_db", str(size), str(args.queries)], size, database_name(size)
+            )
         )
-        lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
-        if done.returncode or not lines:
-            raise RuntimeError(f"search_db {size}: the child failed:\n{done.stderr[-3000:]}")
-        results.append(json.loads(lines[-1].removeprefix("RESULT ")))
         write_result("search_db", {"sizes": results, "partial": True}, quick=args.quick, sizes=args.sizes)
     report(results, args.queries)
     result = {"queries": args.queries, "sizes": results}
