@@ -19,11 +19,20 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from qa.pipeline.answering_config import AnswerConfig
+from qa.pipeline.chunking import ChunkerConfig
 from qa.pipeline.presets import PipelineConfig
 from qa.pipeline.retrieval import RetrievalConfig
 from qa.pipeline.retrievers import BASE_RETRIEVERS, RETRIEVER_NAMES
 
-Section = Literal["retrieval", "answer", "pipeline"]
+Section = Literal["retrieval", "answer", "pipeline", "chunker"]
+
+# What a chunker cuts by default when a request names only its kind: the chunkers bench/retrievers.py
+# compares (sentences: the stored chunks' 8/2; characters; words).
+CHUNKER_DEFAULTS: dict[str, ChunkerConfig] = {
+    "sentences": ChunkerConfig("sentences", 8, 2),
+    "recursive": ChunkerConfig("recursive", 1000, 200),
+    "tokens": ChunkerConfig("tokens", 150, 50),
+}
 
 
 class InvalidParameters(ValueError):
@@ -113,6 +122,25 @@ PARAMETERS: tuple[Parameter, ...] = (
         minimum=1, maximum=200,
     ),
     Parameter(
+        "chunker", "chunker", "kind", str, "Chunker",
+        "Cut the corpus's documents into chunks another way for this preset (unit chunk only): "
+        "sentence windows, recursive character splitting or token windows. Left out: the chunks the "
+        "corpus was stored with. The recut chunks are built once per corpus version in each worker.",
+        choices=_choices(ChunkerConfig, "kind"),
+    ),
+    Parameter(
+        "chunk_size", "chunker", "size", int, "Chunk size",
+        "Sentences, characters or words per chunk, as the chunker counts "
+        "(default 8, 1000 and 150).",
+        minimum=1, maximum=5000,
+    ),
+    Parameter(
+        "chunk_overlap", "chunker", "overlap", int, "Chunk overlap",
+        "How much consecutive chunks share, in the chunker's unit; below the chunk size "
+        "(default 2, 200 and 50).",
+        minimum=0, maximum=4999,
+    ),
+    Parameter(
         "rerank_depth", "retrieval", "rerank_depth", int, "Rerank depth",
         "How many fused candidates the reranker reorders (0: none).",
         minimum=0, maximum=200,
@@ -155,7 +183,9 @@ PARAMETERS: tuple[Parameter, ...] = (
     ),
 )  # fmt: skip
 BY_NAME: dict[str, Parameter] = {parameter.name: parameter for parameter in PARAMETERS}
-RETRIEVAL_PARAMETERS = tuple(p.name for p in PARAMETERS if p.section == "retrieval") + ("reranker",)
+RETRIEVAL_PARAMETERS = tuple(p.name for p in PARAMETERS if p.section in ("retrieval", "chunker")) + (
+    "reranker",
+)
 
 
 def check_parameters(values: Mapping[str, object]) -> dict[str, object]:
@@ -189,6 +219,9 @@ def parameter_values(config: PipelineConfig) -> dict[str, object]:
 
 
 def _holder(config: PipelineConfig, section: Section):
+    if section == "chunker":
+        # None (the corpus's stored chunks) has no values to show.
+        return config.retrieval.chunker if config.retrieval is not None else None
     return {"retrieval": config.retrieval, "answer": config.answer, "pipeline": config}[section]
 
 
@@ -215,13 +248,15 @@ def apply_parameters(
                 f"Preset {config.name!r} does not retrieve (the LLM answers alone), so "
                 f"{', '.join(given)} cannot be set; choose a preset that retrieves."
             )
-    fields: dict[Section, dict[str, object]] = {"retrieval": {}, "answer": {}, "pipeline": {}}
+    fields: dict[Section, dict[str, object]] = {"retrieval": {}, "answer": {}, "pipeline": {}, "chunker": {}}
     for parameter_name, value in values.items():
         parameter = BY_NAME[parameter_name]
         fields[parameter.section][parameter.field] = value
     retrieval = config.retrieval
     if retrieval is not None:
         retrieval = _retrieval_with(retrieval, fields["retrieval"], values)
+        if fields["chunker"]:
+            retrieval = replace(retrieval, chunker=_chunker_with(retrieval, fields["chunker"]))
         if fields["pipeline"].get("reranker", config.reranker) != "none" and retrieval.rerank_depth == 0:
             if "rerank_depth" in values:
                 raise InvalidParameters(
@@ -275,3 +310,24 @@ def _retrieval_with(
             "raise candidates too."
         )
     return result
+
+
+def _chunker_with(retrieval: RetrievalConfig, changes: dict[str, object]) -> ChunkerConfig:
+    """The chunker ``changes`` describe on top of the preset's (a new kind starts from its defaults)."""
+    if retrieval.unit != "chunk":
+        raise InvalidParameters(
+            f"chunker, chunk_size and chunk_overlap cut the corpus into chunks; they need unit chunk "
+            f"(here: unit {retrieval.unit})."
+        )
+    current = retrieval.chunker or CHUNKER_DEFAULTS["sentences"]
+    kind = str(changes.get("kind", current.kind))
+    base = current if kind == current.kind else CHUNKER_DEFAULTS[kind]
+    size = int(changes.get("size", base.size))
+    # A size given alone keeps the overlap where it still fits, else a quarter of the new size.
+    overlap = int(changes.get("overlap", base.overlap if base.overlap < size else size // 4))
+    if overlap >= size:
+        raise InvalidParameters(
+            f"chunk_overlap {overlap} must be below chunk_size {size} (the {kind} chunker's unit); "
+            "lower the overlap or raise the size."
+        )
+    return ChunkerConfig(kind, size, overlap)  # type: ignore[arg-type]

@@ -123,14 +123,22 @@ def test_ask_parameters_change_one_question_and_contradictions_get_a_400(analyst
         "a misspelt parameter": ({"topk": 3}, "topk"),
         "top_k out of range": ({"top_k": 0}, "top_k"),
         "a reranker with nothing to rerank": ({"reranker": "evidence", "rerank_depth": 0}, "rerank_depth"),
+        "an overlap as long as the chunk": (
+            {"chunker": "tokens", "chunk_size": 30, "chunk_overlap": 30},
+            "chunk_overlap 30 must be below chunk_size 30",
+        ),
+        "a chunker for sentences": ({"unit": "sentence", "chunker": "recursive"}, "need unit chunk"),
     }
     for what, (parameters, named) in bad.items():
         refused = ask(api, westmere, STAFF_QUESTION, parameters=parameters)
         assert refused.status_code == 400, what
         assert named in refused.content.decode(), (what, refused.content)
+    recut = ask(api, westmere, STAFF_QUESTION, parameters={"chunker": "tokens", "chunk_size": 30})
+    assert recut.status_code == 202, recut.content
+    assert recut.json()["config"]["retrieval"]["chunker"] == {"kind": "tokens", "size": 30, "overlap": 7}
     no_retrieval = ask(api, westmere, STAFF_QUESTION, preset="vanilla", parameters={"top_k": 3})
     assert no_retrieval.status_code == 400 and "does not retrieve" in no_retrieval.json()["detail"]
-    assert Question.objects.count() == 1  # nothing refused was queued
+    assert Question.objects.count() == 2  # nothing refused was queued
 
 
 @pytest.mark.django_db

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from qa.pipeline.chunking import ChunkerConfig
 from qa.pipeline.parameters import (
     BY_NAME,
     InvalidParameters,
@@ -98,3 +99,40 @@ def test_raising_top_k_raises_the_candidates_and_a_new_reranker_reorders_them_al
     config = apply_parameters(basic, {"top_k": 6, "reranker": "evidence"})
     assert (config.retrieval.candidates, config.retrieval.rerank_depth, config.retrieval.top_k) == (6, 6, 6)
     assert config.parameters == {"top_k": 6, "reranker": "evidence"}
+
+
+def test_a_preset_can_recut_the_corpus_with_another_chunker():
+    config = apply_parameters(get_preset("default"), {"chunker": "tokens"})
+    assert config.retrieval.chunker == ChunkerConfig("tokens", 150, 50)  # the kind's own defaults
+    sized = apply_parameters(get_preset("default"), {"chunker": "recursive", "chunk_size": 400})
+    assert sized.retrieval.chunker == ChunkerConfig("recursive", 400, 200)
+    small = apply_parameters(get_preset("default"), {"chunk_size": 4, "chunk_overlap": 1})
+    assert small.retrieval.chunker == ChunkerConfig("sentences", 4, 1)
+    assert parameter_values(small)["chunk_size"] == 4 and "chunker" not in parameter_values(
+        get_preset("default")
+    )
+    # A stored run reads its chunker back.
+    assert PipelineConfig.from_dict(sized.to_dict()).retrieval.chunker == sized.retrieval.chunker
+
+
+@pytest.mark.parametrize(
+    ("preset", "values", "message"),
+    [
+        (
+            "default",
+            {"chunker": "paragraphs"},
+            "chunker: 'paragraphs' is not one of sentences, recursive, tokens",
+        ),
+        (
+            "default",
+            {"chunker": "tokens", "chunk_size": 50, "chunk_overlap": 50},
+            "chunk_overlap 50 must be below",
+        ),
+        ("default", {"chunk_size": 0}, "chunk_size: 0 is outside 1..5000"),
+        ("default", {"unit": "sentence", "chunker": "tokens"}, "need unit chunk .*unit sentence"),
+        ("vanilla", {"chunker": "tokens"}, "does not retrieve"),
+    ],
+)
+def test_chunker_values_that_do_not_fit_are_refused_saying_why(preset, values, message):
+    with pytest.raises(InvalidParameters, match=message):
+        apply_parameters(get_preset(preset), values)
