@@ -1,4 +1,4 @@
-"""Who did what: one append-only row per accountable action (uploads, deletions, reviews).
+"""Who did what: one append-only row per accountable action (uploads, deletions, reviews, team presets).
 
 Rows outlive what they describe (a deleted document, a deleted user): the target's and
 the actor's names are copied in, and the foreign keys are nulled rather than cascading.
@@ -19,6 +19,8 @@ class AuditEvent(models.Model):
         ANSWER_ACCEPT = "answer.accept", "accepted an answer"
         ANSWER_FLAG = "answer.flag", "flagged an answer"
         ANSWER_CORRECT = "answer.correct", "corrected an answer"
+        PRESET_CREATE = "preset.create", "saved a team preset"
+        PRESET_DELETE = "preset.delete", "deleted a team preset"
 
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     actor = models.ForeignKey(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from documents.services import EMBED_DOCUMENT_TASK
 from groundedqa_site.celery import app
-from qa.services import STAGE_TASKS
+from qa.services.stage_jobs import STAGE_TASKS
 from review.services.evaluation import RUN_EVALUATION_TASK
 
 

@@ -120,4 +120,4 @@ class TeamPresetDetail(generics.RetrieveDestroyAPIView):
         return selectors.team_preset_get_for_user(self.request.user, self.kwargs["pk"])
 
     def perform_destroy(self, instance):
-        services.team_preset_delete(preset=instance)
+        services.team_preset_delete(user=self.request.user, preset=instance)

@@ -18,6 +18,7 @@ from documents.models import Document
 from qa import adapters, presets, services
 from qa.models import Citation, Question
 from qa.pipeline.run import PipelineRun
+from qa.services import asking
 from tests.qa.conftest import COUNTRY_PROFILE, ingest_texts
 
 NEW_REPORT = (
@@ -61,7 +62,7 @@ def interleave(monkeypatch, change) -> None:
 
 
 def ask_stage_by_stage(user, corpus, text):
-    question = services._create_question(
+    question = asking._create_question(
         user=user, corpus=corpus, text=text, config=presets.get_preset("default"), conversation=None
     )
     assert services.question_retrieve(question_id=question.pk)

@@ -14,6 +14,8 @@ from django.utils import timezone
 
 from qa import clients, presets, services
 from qa.models import Answer, Question
+from qa.pipeline.run import load_run
+from qa.services import asking, stage_jobs
 from tests.conftest import wait_for
 from tests.qa.pipeline.test_llm_clients import FakeChatServer, openai_client
 from tests.qa.test_api import client_for
@@ -24,13 +26,13 @@ STAGES = ["retrieval", "generation", "citation", "verification"]
 
 def ask_in_process(user, corpus, text=CAPITAL, preset="default") -> Question:
     config = presets.get_preset(preset)
-    return services._create_question(user=user, corpus=corpus, text=text, config=config, conversation=None)
+    return asking._create_question(user=user, corpus=corpus, text=text, config=config, conversation=None)
 
 
 def die_during(question: Question, stage: str, *, attempts: int = 1) -> None:
     """Leave ``question`` as a worker killed in ``stage`` leaves it: claimed, lease run out."""
-    waiting = services.WAITING_STAGE[stage]
-    assert services._claim(question.pk, waiting_stage=waiting, stage=stage) is not None
+    waiting = stage_jobs.WAITING_STAGE[stage]
+    assert stage_jobs._claim(question.pk, waiting_stage=waiting, stage=stage) is not None
     Question.objects.filter(pk=question.pk).update(
         attempts=attempts, lease_expires_at=timezone.now() - timedelta(seconds=1)
     )
@@ -87,7 +89,7 @@ def test_a_question_that_keeps_killing_its_worker_ends_failed_with_a_reason(anal
 @pytest.mark.django_db
 def test_a_running_stage_with_a_live_lease_is_left_alone(analyst, westmere):
     question = ask_in_process(analyst, westmere)
-    assert services._claim(question.pk, waiting_stage="", stage="retrieval") is not None
+    assert stage_jobs._claim(question.pk, waiting_stage="", stage="retrieval") is not None
 
     assert services.questions_reap() == 0
 
@@ -109,7 +111,7 @@ def advance_to(question: Question, stage: str) -> None:
 def test_a_stage_that_lost_its_lease_writes_no_second_answer(analyst, westmere, stage):
     question = ask_in_process(analyst, westmere)
     advance_to(question, stage)
-    presumed_dead = services._claim(question.pk, waiting_stage=stage, stage=stage)
+    presumed_dead = stage_jobs._claim(question.pk, waiting_stage=stage, stage=stage)
     Question.objects.filter(pk=question.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
     services.questions_reap()
     question.refresh_from_db()
@@ -120,13 +122,13 @@ def test_a_stage_that_lost_its_lease_writes_no_second_answer(analyst, westmere, 
         waiting = services.question_stage(question_id=question.pk, stage=waiting)
     assert Answer.objects.filter(question=question).count() == 1
     # ... and the worker presumed dead comes back and finishes its own copy of the stage.
-    assert services._stage_claimed(presumed_dead, stage, retry=True) is None
+    assert stage_jobs._stage_claimed(presumed_dead, stage, retry=True) is None
 
     assert Answer.objects.filter(question=question).count() == 1
     question.refresh_from_db()
     assert question.status == Question.Status.DONE
     # The trace lists each stage once: the run lost with its worker left no record.
-    stages_run = [r.stage for r in services.load_run(question.trace).stage_runs]
+    stages_run = [r.stage for r in load_run(question.trace).stage_runs]
     assert stages_run == ["retrieval", "generation", "citation", "verification"]
 
 

@@ -9,6 +9,7 @@ import pytest
 from django.core.management import call_command
 from django.test import Client
 
+from audit.models import AuditEvent
 from documents.embedding import get_embedder
 from documents.models import Sentence
 from qa.models import Question, TeamPreset
@@ -106,6 +107,14 @@ def test_a_team_preset_round_trips_through_the_browser_the_api_and_evaluate(anal
     assert gone.status_code == 400 and "Unknown preset 'lexical-3'" in gone.json()["detail"]
     evaluated.refresh_from_db()
     assert evaluated.config["retrieval"]["method"] == "bm25"
+
+    # The audit trail says who saved and who deleted it, and what it was.
+    trail = AuditEvent.objects.filter(target_type="team_preset").order_by("id")
+    assert [(e.action, e.actor_name) for e in trail] == [
+        ("preset.create", analyst.username),
+        ("preset.delete", analyst.username),
+    ]
+    assert trail[0].detail["base"] == "default" and trail[0].team_id == westmere.team_id
 
 
 @pytest.mark.django_db

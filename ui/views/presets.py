@@ -62,6 +62,6 @@ def team_presets(request):
 @require_POST
 def team_preset_remove(request, pk: int):
     saved = team_preset_get_for_user(request.user, pk)
-    team_preset_delete(preset=saved)
+    team_preset_delete(user=request.user, preset=saved)
     messages.success(request, f"Deleted preset {saved.name} of team {saved.team.name}.")
     return redirect("team-presets")

@@ -1,4 +1,4 @@
-"""Writes of the qa app: asking, running the pipeline's stages, storing answers.
+"""The question as a job: each pipeline stage claimed under a lease, handed on, and reaped.
 
 The pipeline itself (qa.pipeline) knows nothing of Django; this module feeds
 it the corpus through qa.adapters and stores what it returns. A question is
@@ -16,30 +16,21 @@ answer, once.
 from __future__ import annotations
 
 import logging
-import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import DatabaseError, IntegrityError, transaction
+from django.db import DatabaseError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from documents.models import Corpus, Document, Sentence
+from documents.models import Document, Sentence
 from groundedqa_site import jobs
 from qa import clients, presets
 from qa.adapters import DjangoCorpusIndex
-from qa.errors import (
-    ConversationMismatch,
-    CorpusNotReady,
-    QuestionInvalid,
-    QueueUnavailable,
-    TeamPresetExists,
-    TeamPresetInvalid,
-)
-from qa.models import Answer, AnswerSentence, Citation, Conversation, Question, TeamPreset
+from qa.models import Answer, AnswerSentence, Citation, Question
 from qa.pipeline import runner, stages
 from qa.pipeline.factory import Pipeline, build_pipeline
 from qa.pipeline.run import RUN_FORMAT_VERSION, PipelineRun, StageRun, load_run
@@ -47,7 +38,6 @@ from qa.pipeline.types import ScoredPassage
 
 logger = logging.getLogger(__name__)
 
-MAX_QUESTION_CHARS = 2000
 # The stage a question waits for, by the stage it was running when its lease ran out.
 WAITING_STAGE = {"retrieval": "", **{stage: stage for stage in stages.ANSWER_STAGES}}
 RELEASED = jobs.RELEASED
@@ -61,159 +51,6 @@ STAGE_TASKS = {
     "citation": "qa.tasks.cite_answer",
     "verification": "qa.tasks.verify_answer",
 }
-
-
-def _validate(
-    *,
-    corpus: Corpus,
-    text: str,
-    preset: str,
-    parameters: Mapping[str, object] | None = None,
-    config: presets.PipelineConfig | None = None,
-) -> tuple[str, presets.PipelineConfig]:
-    """The question's text and the configuration it runs with: ``config``, or the preset resolved."""
-    text = (text or "").strip()
-    if not text:
-        raise QuestionInvalid("The question is empty.")
-    if len(text) > MAX_QUESTION_CHARS:
-        raise QuestionInvalid(f"The question is longer than {MAX_QUESTION_CHARS} characters.")
-    if config is None:
-        config = presets.resolve(preset, team=corpus.team, parameters=parameters)
-    if not Document.objects.filter(corpus=corpus, status=Document.Status.READY).exists():
-        raise CorpusNotReady(f"Corpus {corpus.name!r} has no ready documents yet.")
-    return text, config
-
-
-def _create_question(*, user, corpus, text, config, conversation, is_evaluation=False) -> Question:
-    if conversation is not None and (conversation.corpus_id != corpus.pk or conversation.user_id != user.pk):
-        raise ConversationMismatch("That conversation belongs to another corpus or user.")
-    if conversation is None:
-        conversation = Conversation.objects.create(user=user, corpus=corpus)
-    return Question.objects.create(
-        user=user,
-        corpus=corpus,
-        conversation=conversation,
-        text=text,
-        preset=config.name,
-        config=config.to_dict(),
-        is_evaluation=is_evaluation,
-    )
-
-
-def question_ask(
-    *,
-    user,
-    corpus: Corpus,
-    text: str,
-    preset: str | None = None,
-    conversation=None,
-    parameters: Mapping[str, object] | None = None,
-) -> Question:
-    """Create the job; queue its retrieval stage once the row is committed. No preset: QA_DEFAULT_PRESET.
-
-    ``preset`` is a built-in preset or one of the corpus team's; ``parameters``
-    (qa.pipeline.parameters) change it for this question only.
-    """
-    preset = preset or presets.default_preset()
-    text, config = _validate(corpus=corpus, text=text, preset=preset, parameters=parameters)
-    with transaction.atomic():
-        question = _create_question(
-            user=user, corpus=corpus, text=text, config=config, conversation=conversation
-        )
-        question_id = question.pk
-        # If the message is lost before a worker claims the question (a worker's main process
-        # killed with it prefetched), the reaper sends it again from then on.
-        Question.objects.filter(pk=question_id).update(resend_at=jobs.lease_until())
-        transaction.on_commit(lambda: _enqueue_or_fail(RETRIEVE_QUESTION_TASK, question_id))
-    return question
-
-
-def _enqueue_or_fail(task_name: str, question_id: int) -> None:
-    """Send the task; if the broker refuses, the question fails now, saying why, rather than wait forever."""
-    try:
-        jobs.enqueue(task_name, question_id)
-    except Exception as exc:  # noqa: BLE001 - any broker failure (disk full, read-only, unreachable) means no job
-        logger.exception("question %s could not be queued", question_id)
-        message = (
-            f"The job queue did not accept this question ({type(exc).__name__}: {exc}). "
-            "Check that the Celery broker (CELERY_BROKER_URL, or the folder CELERY_BROKER_DIR) is "
-            "reachable and writable, then ask again."
-        )
-        Question.objects.filter(pk=question_id).update(
-            status=Question.Status.FAILED, stage="", error=message, finished_at=timezone.now()
-        )
-        raise QueueUnavailable(message) from exc
-
-
-def answer_now(
-    *,
-    user,
-    corpus: Corpus,
-    text: str,
-    preset: str | None = None,
-    conversation=None,
-    is_evaluation: bool = False,
-) -> Question:
-    """Run every stage in this process (the `ask` command uses it; evaluation, the ``_with_run`` form).
-
-    ``user`` is whoever asks: the caller names one, none is made up here.
-    ``is_evaluation`` marks a question an evaluation run asked, which the
-    review queue and the histories leave out unless asked for.
-    """
-    question, _ = answer_now_with_run(
-        user=user,
-        corpus=corpus,
-        text=text,
-        preset=preset,
-        conversation=conversation,
-        is_evaluation=is_evaluation,
-    )
-    return question
-
-
-def answer_now_with_run(
-    *,
-    user,
-    corpus: Corpus,
-    text: str,
-    preset: str | None = None,
-    conversation=None,
-    is_evaluation: bool = False,
-    history: Sequence[tuple[str, str]] | None = None,
-    config: presets.PipelineConfig | None = None,
-) -> tuple[Question, PipelineRun | None]:
-    """``answer_now``, also returning the run (evaluation scores it; None when no stage was claimed).
-
-    ``history``: earlier (question, answer) turns that were never asked here (a
-    benchmark's conversation); by default, the conversation's own questions.
-
-    The pipeline is built once and the ranking handed straight from retrieval
-    to generation: no JSON round trip and one corpus index, unlike two tasks.
-    ``config`` runs that configuration (an evaluation run's, stored when it
-    was created) instead of resolving ``preset`` now.
-    """
-    preset = preset or presets.default_preset()
-    text, config = _validate(corpus=corpus, text=text, preset=preset, config=config)
-    question = _create_question(
-        user=user,
-        corpus=corpus,
-        text=text,
-        config=config,
-        conversation=conversation,
-        is_evaluation=is_evaluation,
-    )
-    run = None
-    # In process, a transient failure is not put back in the queue: the caller is waiting.
-    retrieved = _retrieve(question.pk, retry=False, history=history)
-    if retrieved is not None:
-        pipeline, run, ranked = retrieved
-        claimed = _claim(question.pk, waiting_stage="generation", stage="generation")
-        if claimed is not None:
-            with jobs.heartbeat(Question, claimed.pk, claimed.lease_owner):
-                # All three answering stages under the one claim: no hand-over in between.
-                _, run = _generate(claimed, pipeline, run, ranked, retry=False)
-    question.refresh_from_db()
-    return question, run
 
 
 def _claim(question_id: int, *, waiting_stage: str, stage: str) -> Question | None:
@@ -578,47 +415,3 @@ def _conversation_history(question: Question) -> list[tuple[str, str]]:
     return [
         (q.standalone_text or q.text, getattr(q, "answer", None) and q.answer.text or "") for q in earlier
     ][-3:]
-
-
-# --- team presets ------------------------------------------------------------------
-
-TEAM_PRESET_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,49}$")
-
-
-def team_preset_create(
-    *, user, team, name: str, base: str, parameters: Mapping[str, object], description: str = ""
-) -> TeamPreset:
-    """Save ``base`` plus ``parameters`` under ``name`` for ``team``; the caller checked membership.
-
-    The configuration is resolved once here, so a preset that could never run is refused now.
-    """
-    name = (name or "").strip()
-    if not TEAM_PRESET_NAME.match(name):
-        raise TeamPresetInvalid(
-            f"Preset name {name!r}: 1 to 50 letters, digits, '.', '_' or '-', "
-            "starting with a letter or digit."
-        )
-    if name in presets.PRESET_NAMES:
-        raise TeamPresetInvalid(f"{name!r} is a built-in preset's name; choose another.")
-    if base not in presets.PRESET_NAMES:
-        raise TeamPresetInvalid(
-            f"Unknown base preset {base!r}; choose one of {', '.join(presets.PRESET_NAMES)}."
-        )
-    config = presets.with_parameters(presets.get_preset(base), parameters)
-    try:
-        with transaction.atomic():
-            return TeamPreset.objects.create(
-                team=team,
-                name=name,
-                description=(description or "").strip(),
-                base=base,
-                parameters=config.parameters,
-                created_by=user if getattr(user, "is_authenticated", False) else None,
-            )
-    except IntegrityError as exc:  # the (team, name) constraint: someone saved that name first
-        raise TeamPresetExists(f"Team {team.name} already has a preset named {name!r}.") from exc
-
-
-def team_preset_delete(*, preset: TeamPreset) -> None:
-    """Questions and evaluation runs that used it keep the configuration they stored."""
-    preset.delete()
