@@ -5,7 +5,8 @@ The REST views (qa/api/intrinsics.py) and the `intrinsic` command call the
 OpenAPI schema documents. Each builds the preset's pipeline over the corpus's
 current version and hands it to the pure functions in
 ``qa.pipeline.intrinsics``, so a question or answer is judged here exactly as
-the pipeline judges its own. Bad input raises ``QuestionInvalid`` or
+the pipeline judges its own. ``preset`` names a built-in preset or a preset of
+the corpus's team, resolved as a question asked with it would be. Bad input raises ``QuestionInvalid`` or
 ``UnknownPreset`` (HTTP 400); an empty corpus is not an error: nothing in it
 supports anything, and the results say so.
 """
@@ -35,10 +36,10 @@ def _text(value: str, *, what: str, limit: int) -> str:
 
 
 def _pipeline(corpus: Corpus, preset: str | None) -> Pipeline:
-    name = preset or presets.default_preset()
-    if name not in presets.PRESET_NAMES:
-        raise UnknownPreset(f"Unknown preset {name!r}; choose one of {', '.join(presets.PRESET_NAMES)}.")
-    config = presets.get_preset(name)
+    """The pipeline of ``preset`` (a built-in preset or one the corpus's team saved) over the corpus;
+    UnknownPreset for any other name, as the ask API answers it."""
+    name = (preset or "").strip() or presets.default_preset()
+    config = presets.resolve(name, team=corpus.team)
     if config.retrieval is None:
         raise UnknownPreset(f"The {name} preset does not retrieve, so it finds no passages to judge.")
     return build_pipeline(config, index=DjangoCorpusIndex(corpus), clients=clients.model_clients())

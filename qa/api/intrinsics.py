@@ -31,10 +31,12 @@ class CiteRequest(serializers.Serializer):
 
 class QuestionRequest(serializers.Serializer):
     question = serializers.CharField(max_length=intrinsics.MAX_QUESTION_CHARS)
-    preset = serializers.ChoiceField(
-        choices=RETRIEVING_PRESETS,
+    preset = serializers.CharField(
+        max_length=100,
         required=False,
-        help_text="Whose retrieval and reranker find the passages. Default: QA_DEFAULT_PRESET.",
+        help_text="Whose retrieval and reranker find the passages: a built-in preset that retrieves ("
+        + ", ".join(RETRIEVING_PRESETS)
+        + ") or a preset of the corpus's team (GET /api/team-presets/). Default: QA_DEFAULT_PRESET.",
     )
 
 

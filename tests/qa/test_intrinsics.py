@@ -7,7 +7,7 @@ import json
 from io import StringIO
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
 from tests.factories import CorpusFactory, TeamFactory
 from tests.qa.test_api import client_for
@@ -112,3 +112,45 @@ def test_intrinsic_command_prints_labels_and_json(westmere):
         stdout=out,
     )
     assert json.loads(out.getvalue())["answerability"]["kind"] == "answerable"
+
+
+@pytest.mark.django_db
+def test_intrinsics_run_a_team_preset_by_name_and_refuse_unknown_ones(analyst, westmere):
+    api = client_for(analyst)
+    created = api.post(
+        "/api/team-presets/",
+        {"team": westmere.team.pk, "name": "lexical-2", "parameters": {"retriever": "bm25", "top_k": 2}},
+        format="json",
+    )
+    assert created.status_code == 201, created.content
+    question = "How many containers did the Port of Westmere handle?"
+    context = post(analyst, westmere, "context-relevance", question=question, preset="lexical-2")
+    assert context.status_code == 200, context.content
+    passages = context.json()["passages"]
+    assert len(passages) == 2  # the team preset's top_k, not default's
+    assert passages[0]["document"] == "port-report"
+    answerable = post(analyst, westmere, "answerability", question=question, preset="lexical-2")
+    assert answerable.status_code == 200 and answerable.json()["answerability"]["kind"] == "answerable"
+
+    unknown = post(analyst, westmere, "answerability", question=question, preset="no-such-preset")
+    assert unknown.status_code == 400
+    assert "Unknown preset 'no-such-preset'" in unknown.json()["detail"]
+    assert f"a preset of team {westmere.team.name}" in unknown.json()["detail"]
+    no_retrieval = post(analyst, westmere, "context-relevance", question=question, preset="vanilla")
+    assert no_retrieval.status_code == 400 and "does not retrieve" in no_retrieval.json()["detail"]
+
+    out = StringIO()
+    call_command(
+        "intrinsic",
+        "context-relevance",
+        "--corpus",
+        westmere.name,
+        "--preset",
+        "lexical-2",
+        "--json",
+        question,
+        stdout=out,
+    )
+    assert len(json.loads(out.getvalue())["passages"]) == 2
+    with pytest.raises(CommandError, match="Unknown preset 'wide'"):
+        call_command("intrinsic", "answerability", "--corpus", westmere.name, "--preset", "wide", question)

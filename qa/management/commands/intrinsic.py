@@ -30,7 +30,11 @@ class Command(BaseCommand):
             sub.add_argument("question")
             if name == "answer-check":
                 sub.add_argument("answer", help="The answer, or - to read it from standard input.")
-            sub.add_argument("--preset", choices=presets.PRESET_NAMES, help="Default: QA_DEFAULT_PRESET.")
+            sub.add_argument(
+                "--preset",
+                help="A built-in preset (" + ", ".join(presets.PRESET_NAMES) + ") or a preset of the "
+                "corpus's team. Default: QA_DEFAULT_PRESET.",
+            )
         for sub in kinds.choices.values():
             sub.add_argument("--corpus", required=True, help="Corpus name.")
             sub.add_argument("--json", action="store_true", help="Print the result as JSON.")
