@@ -19,6 +19,7 @@ from documents.models import Corpus
 from qa import clients, presets
 from qa.adapters import DjangoCorpusIndex
 from qa.errors import QuestionInvalid, UnknownPreset
+from qa.pipeline.confidence import AnswerCheck
 from qa.pipeline.factory import Pipeline, build_pipeline
 from qa.pipeline.intrinsics import QuestionAssessment, TextSupport, assess_answer, assess_question, cite_text
 
@@ -82,11 +83,8 @@ def answerability_data(*, corpus: Corpus, question: str, preset: str | None = No
     }
 
 
-def context_data(*, corpus: Corpus, question: str, preset: str | None = None) -> dict:
-    """The passages answering would read, each judged relevant / partial / irrelevant."""
-    question = _text(question, what="question", limit=MAX_QUESTION_CHARS)
-    assessed = assess_question(_pipeline(corpus, preset), question)
-    passages = [
+def _passages(assessed: QuestionAssessment) -> list[dict]:
+    return [
         {
             **asdict(judgement),
             "rank": rank,
@@ -97,11 +95,46 @@ def context_data(*, corpus: Corpus, question: str, preset: str | None = None) ->
         }
         for rank, (hit, judgement) in enumerate(zip(assessed.passages, assessed.context, strict=True), 1)
     ]
+
+
+def context_data(*, corpus: Corpus, question: str, preset: str | None = None) -> dict:
+    """The passages answering would read, each judged relevant / partial / irrelevant."""
+    question = _text(question, what="question", limit=MAX_QUESTION_CHARS)
+    assessed = assess_question(_pipeline(corpus, preset), question)
     return {
         "corpus": corpus.pk,
         "question": question,
-        "passages": passages,
+        "passages": _passages(assessed),
         "substitutions": list(assessed.substitutions),
+    }
+
+
+def question_report(*, corpus: Corpus, question: str, preset: str | None = None, answer: str = "") -> dict:
+    """Answerability and context relevance from one retrieval, and, given an answer, its check:
+    what the browser's intrinsics page shows for a question (the three endpoints in one)."""
+    question = _text(question, what="question", limit=MAX_QUESTION_CHARS)
+    pipeline = _pipeline(corpus, preset)
+    report: dict = {"corpus": corpus.pk, "question": question, "check": None, "support": None}
+    if answer.strip():
+        checked = assess_answer(pipeline, question, _text(answer, what="answer", limit=MAX_TEXT_CHARS))
+        assessed = checked.question
+        report["check"] = _check(checked.check)
+        report["support"] = _support(checked.support)
+    else:
+        assessed = assess_question(pipeline, question)
+    report["answerability"] = _answerability(assessed)
+    report["passages"] = _passages(assessed)
+    report["substitutions"] = list(assessed.substitutions)
+    return report
+
+
+def _check(check: AnswerCheck) -> dict:
+    return {
+        "probability": round(check.probability, 4),
+        "threshold": round(check.threshold, 4),
+        "addresses_question": check.addresses_question,
+        "reason": check.reason,
+        "relevance": asdict(check.relevance),
     }
 
 
@@ -110,18 +143,11 @@ def answer_check_data(*, corpus: Corpus, question: str, answer: str, preset: str
     question = _text(question, what="question", limit=MAX_QUESTION_CHARS)
     answer = _text(answer, what="answer", limit=MAX_TEXT_CHARS)
     assessed = assess_answer(_pipeline(corpus, preset), question, answer)
-    check = assessed.check
     return {
         "corpus": corpus.pk,
         "question": question,
         **_support(assessed.support),
         "answerability": _answerability(assessed.question),
-        "check": {
-            "probability": round(check.probability, 4),
-            "threshold": round(check.threshold, 4),
-            "addresses_question": check.addresses_question,
-            "reason": check.reason,
-            "relevance": asdict(check.relevance),
-        },
+        "check": _check(assessed.check),
         "substitutions": list(assessed.question.substitutions),
     }

@@ -6,6 +6,7 @@ from django import forms
 
 from documents.selectors import corpora_for_user
 from qa import presets
+from qa.intrinsics import MAX_TEXT_CHARS
 from qa.pipeline.parameters import BY_NAME, PARAMETERS
 from qa.presets import default_preset
 from qa.selectors import team_presets_for_user
@@ -390,3 +391,44 @@ class TeamPresetForm(UIForm):
             p.name: cleaned[p.name] for p in PARAMETERS if cleaned.get(p.name) not in (None, "")
         }
         return cleaned
+
+
+# --- the intrinsics page: cite a text, judge a question, check an answer ------------------------
+
+
+class CiteTextForm(UIForm):
+    id_prefix = "cite_"
+    text = forms.CharField(
+        max_length=MAX_TEXT_CHARS,
+        strip=True,
+        label="Text to cite",
+        widget=forms.Textarea(attrs={"rows": 6, "placeholder": "Paste a response written elsewhere"}),
+        help_text="Each sentence gets the corpus sentences that support it and a label.",
+        error_messages={"required": "Paste a text first."},
+    )
+
+
+class QuestionCheckForm(UIForm):
+    id_prefix = "check_"
+    question = forms.CharField(
+        max_length=MAX_QUESTION_CHARS,
+        strip=True,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        error_messages={"required": "Write a question first."},
+    )
+    preset = forms.ChoiceField(
+        required=False, help_text="Whose retrieval finds the passages that are judged. Blank: the default."
+    )
+    answer = forms.CharField(
+        max_length=MAX_TEXT_CHARS,
+        required=False,
+        strip=True,
+        label="Answer to check (optional)",
+        widget=forms.Textarea(attrs={"rows": 4}),
+        help_text="Checked sentence by sentence against the corpus, and as a whole against the question.",
+    )
+
+    def __init__(self, *args, user, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["preset"].choices = preset_choices_for(user)
+        self.fields["preset"].initial = default_preset()

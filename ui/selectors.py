@@ -178,3 +178,9 @@ def review_page(user, answer: Answer, *, requested_document: str = "") -> Review
         benchmarks=review_selectors.benchmarks_for_user(user).filter(corpus=corpus),
         gold_cases=gold_cases_from_answer(answer),
     )
+
+
+def sentence_document_pks(corpus, sentence_ids) -> dict[int, int]:
+    """Sentence pk -> its document's pk, for sentences of ``corpus`` (a cited sentence's viewer link)."""
+    rows = Sentence.objects.filter(pk__in=set(sentence_ids), document__corpus=corpus)
+    return dict(rows.values_list("pk", "document_id"))
