@@ -478,18 +478,22 @@ def documents_reap(*, now=None) -> int:
 
 def _resend_lost(now) -> int:
     """Send again the queued documents whose message seems lost: never claimed, and their lane
-    (uploads, or bulk imports) has no document being embedded.
+    (uploads, or bulk imports) has no document being embedded and none finished within a lease.
 
     A lane at work is consuming its queue, so a document waiting there is only
     waiting its turn: resending every queued document of a 787-document import
-    each lease would flood the queue with copies. Once the lane is idle and a
-    document is still queued, its message is gone. The pause before the next
-    resend grows with the time it has waited, for a lane whose worker is down.
+    each lease would flood the queue with copies. A lane is at work, too, in the
+    moment between one document ending and its worker claiming the next: taken
+    for idle there, a whole import was sent again four times in eight minutes
+    (bench busy). Once nothing in the lane has moved for a lease and a document
+    is still queued, its message is gone. The pause before the next resend grows
+    with the time it has waited, for a lane whose worker is down.
     """
     lease = timedelta(seconds=settings.JOB_LEASE_SECONDS)
     busy = set(
         Document.objects.filter(
-            status__in=[Document.Status.PARSING, Document.Status.EMBEDDING], lease_expires_at__gte=now
+            Q(status__in=[Document.Status.PARSING, Document.Status.EMBEDDING], lease_expires_at__gte=now)
+            | Q(status__in=[Document.Status.READY, Document.Status.FAILED], updated_at__gte=now - lease)
         ).values_list("bulk", flat=True)
     )
     due = (

@@ -45,6 +45,34 @@ ENCODING_QUEUES = {"requeued", "retrieval", "generation", "citation", "verificat
 }
 
 
+# Queues of bulk work (imports of many documents) that may wait for interactive work.
+BULK_QUEUES = {"ingestion-bulk"}
+
+
+def consumed_queues(worker) -> set[str]:
+    """The queues a starting worker consumes (``-Q``); empty when unknown."""
+    return set(worker.app.amqp.queues.consume_from or {}) if worker is not None else set()
+
+
+@signals.worker_init.connect
+def lower_bulk_worker_priority(sender=None, **kwargs):
+    """A worker consuming only bulk queues runs at a lower CPU priority (BULK_WORKER_NICE).
+
+    Set in the main process before the pool forks, so every pool process, and
+    one started to replace a dead one, inherits it. Uploads and questions run
+    in other workers at normal priority and take the cores first; the import
+    still gets whatever they leave, so it keeps making progress. A worker that
+    also consumes an interactive queue is left alone: lowering it would slow
+    that queue's work too.
+    """
+    from django.conf import settings
+
+    consumed = consumed_queues(sender)
+    if settings.BULK_WORKER_NICE and consumed and consumed <= BULK_QUEUES:
+        niceness = os.nice(settings.BULK_WORKER_NICE)
+        logging.getLogger("groundedqa.tasks").info("bulk worker: CPU priority lowered to nice %s", niceness)
+
+
 @signals.worker_init.connect
 def preload_models(sender=None, **kwargs):
     """Load the encoder in the worker's main process, before the pool forks.
@@ -57,7 +85,7 @@ def preload_models(sender=None, **kwargs):
     """
     from django.conf import settings
 
-    consumed = set(sender.app.amqp.queues.consume_from or {}) if sender is not None else set()
+    consumed = consumed_queues(sender)
     if not settings.WORKER_PRELOAD_MODELS or not consumed & ENCODING_QUEUES:
         return
     from documents.embedding import get_embedder

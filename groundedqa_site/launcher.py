@@ -105,7 +105,8 @@ def start_children() -> list[subprocess.Popen]:
     logs.mkdir(parents=True, exist_ok=True)
     specs = [
         # Uploads have a worker of their own, idle until one comes, so they never wait
-        # behind the demo corpus or an import_benchmark (the "ingestion-bulk" queue).
+        # behind the demo corpus or an import_benchmark (the "ingestion-bulk" queue), whose
+        # worker runs at a lower CPU priority (BULK_WORKER_NICE) so uploads and questions go first.
         ("ingestion-worker", worker + ["-Q", "ingestion", "-c", "1", "-n", "ingestion@%h"]),
         ("bulk-ingestion-worker", worker + ["-Q", "ingestion-bulk", "-c", "1", "-n", "bulk@%h"]),
         # One QA worker takes every stage's queue: on the default presets citation and

@@ -19,11 +19,12 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import DatabaseError, transaction
 from django.db.models import Q
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from documents.models import Document, Sentence
@@ -143,14 +144,40 @@ def questions_reap(*, now=None) -> int:
                 status=Question.Status.QUEUED, stage=WAITING_STAGE.get(stage, ""), resend_at=now, **RELEASED
             )
     due = Question.objects.filter(status=Question.Status.QUEUED, resend_at__lte=now)
-    for pk, waiting in due.values_list("pk", "stage"):
-        # Sent again one lease later if still unclaimed by then (the message may be lost).
+    for pk, waiting, attempts, waiting_since in due.values_list(
+        "pk", "stage", "attempts", Coalesce("started_at", "created_at")
+    ):
+        queue, again = _resend_plan(attempts=attempts, waiting_since=waiting_since, now=now)
         if Question.objects.filter(pk=pk, status=Question.Status.QUEUED, resend_at__lte=now).update(
-            resend_at=jobs.lease_until(now)
+            resend_at=again
         ):
-            jobs.enqueue(_stage_task(waiting), pk, queue=jobs.REQUEUED_QUEUE)
+            jobs.enqueue(_stage_task(waiting), pk, queue=queue)
             touched += 1
     return touched
+
+
+# The longest pause between two copies of a message that may be lost.
+MAX_RESEND_INTERVAL = timedelta(minutes=10)
+
+
+def _resend_plan(*, attempts: int, waiting_since: datetime, now: datetime) -> tuple[str | None, datetime]:
+    """Where a queued stage's task is sent again, and when the next copy is due if it is still unclaimed.
+
+    A stage that was claimed before (its worker died, or it failed transiently)
+    goes to the ``requeued`` queue, which every QA worker reads first, every
+    lease until a worker takes it. A stage never claimed is almost always still
+    waiting in its own queue behind other questions; its message is lost only
+    when a worker's main process died holding it. Its copy goes to the back of
+    that same queue, where it runs after the original (finding nothing to
+    claim) unless the original is gone, and the next copy waits as long as the
+    question has waited so far. Sent to ``requeued`` every lease instead, a
+    backlog of questions filled that queue with copies of itself, and a stage
+    whose worker had died waited behind them for a minute (bench faults, Redis).
+    """
+    lease = timedelta(seconds=settings.JOB_LEASE_SECONDS)
+    if attempts:
+        return jobs.REQUEUED_QUEUE, now + lease
+    return None, now + min(max(lease, now - waiting_since), MAX_RESEND_INTERVAL)
 
 
 def _pipeline(question: Question, *, version: int | None = None) -> Pipeline:

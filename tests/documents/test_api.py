@@ -284,5 +284,10 @@ def test_documents_waiting_behind_a_busy_lane_are_not_resent(staff, corpus, tmp_
             status=Document.Status.EMBEDDING, lease_owner="w:1:x", lease_expires_at=jobs.lease_until(later)
         )
         assert services.documents_reap(now=later) == 0
-        Document.objects.filter(pk=working.pk).update(status=Document.Status.READY, **jobs.RELEASED)
-        assert services.documents_reap(now=later) == 2
+        # Between two documents (one just ready, the next not claimed yet) the lane is still at work ...
+        Document.objects.filter(pk=working.pk).update(
+            status=Document.Status.READY, updated_at=later, **jobs.RELEASED
+        )
+        assert services.documents_reap(now=later) == 0
+        # ... and once nothing has moved in it for a lease, the documents still queued are sent again.
+        assert services.documents_reap(now=later + timedelta(seconds=60)) == 2

@@ -15,6 +15,7 @@ import os
 import shutil
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 from django.db import connection
@@ -217,6 +218,19 @@ def test_an_upload_is_not_queued_behind_a_bulk_import(filesystem_cluster, westme
     # The upload was ready while most of the import still waited: it did not queue behind it.
     assert ready(bulk) < len(bulk) / 2
     wait_for(lambda: ready(bulk) > 5, timeout=180, message="the bulk import to keep going")
+
+
+def worker_niceness(cluster: Cluster, name: str) -> set[int]:
+    """The niceness of a worker's main process and of every pool process it forked."""
+    main = cluster.processes[name].pid
+    children = Path(f"/proc/{main}/task/{main}/children").read_text().split()
+    return {os.getpriority(os.PRIO_PROCESS, pid) for pid in [main, *map(int, children)]}
+
+
+def test_the_bulk_import_worker_leaves_the_cpu_to_uploads_and_questions(filesystem_cluster, settings):
+    """An import's embedding runs at a lower CPU priority, so an upload or a question is not slowed by it."""
+    [normal] = worker_niceness(filesystem_cluster, "ingestion") | worker_niceness(filesystem_cluster, "qa1")
+    assert worker_niceness(filesystem_cluster, "bulk") == {min(normal + settings.BULK_WORKER_NICE, 19)}
 
 
 def read_only_folder(tmp_path):

@@ -7,11 +7,15 @@ expired, nobody finishing it.
 
 from __future__ import annotations
 
+import base64
+import json
 from datetime import timedelta
 
 import pytest
 from django.utils import timezone
 
+from bench.cluster import use_broker
+from groundedqa_site.broker import folder_options
 from qa import clients, presets, services
 from qa.models import Answer, Question
 from qa.pipeline.run import load_run
@@ -95,6 +99,47 @@ def test_a_running_stage_with_a_live_lease_is_left_alone(analyst, westmere):
 
     question.refresh_from_db()
     assert (question.status, question.stage) == (Question.Status.RUNNING, "retrieval")
+
+
+def sent_messages(folder) -> list[tuple[str, str, int]]:
+    """(queue, task, question id) of every message waiting in a file-system broker folder, oldest first."""
+    sent = []
+    for path in sorted((folder / "queue").glob("*.msg")):
+        payload = json.loads(path.read_text())
+        args, _, _ = json.loads(base64.b64decode(payload["body"]))
+        sent.append((path.name.split(".")[-2], payload["headers"]["task"], args[0]))
+    return sent
+
+
+@pytest.mark.django_db
+def test_a_stage_whose_worker_died_goes_ahead_of_questions_waiting_in_line(analyst, westmere, tmp_path):
+    """Only a stage whose worker died takes the queue every worker reads first.
+
+    A question still waiting for its first stage (its message most likely still
+    in line) gets one copy at the back of its own queue, in case the message was
+    lost, and the next copy only after it has waited as long again: a backlog does
+    not bury the killed stage under copies of itself.
+    """
+    in_line = ask_in_process(analyst, westmere)
+    asked = timezone.now() - timedelta(minutes=5)
+    Question.objects.filter(pk=in_line.pk).update(created_at=asked, resend_at=asked + timedelta(seconds=12))
+    killed = ask_in_process(analyst, westmere, text="How many staff did the port authority employ?")
+    advance_to(killed, "generation")
+    die_during(killed, "generation")
+    folder = tmp_path / "broker"
+
+    with use_broker("filesystem://", folder_options(folder), "groundedqa_site.broker:Transport"):
+        services.questions_reap()
+        assert sorted(sent_messages(folder)) == [
+            ("requeued", "qa.tasks.generate_answer", killed.pk),
+            ("retrieval", "qa.tasks.retrieve_question", in_line.pk),
+        ]
+        # The reaper's next passes send nothing more for a while.
+        services.questions_reap()
+        assert len(sent_messages(folder)) == 2
+
+    in_line.refresh_from_db()
+    assert in_line.resend_at > timezone.now() + timedelta(minutes=4)
 
 
 def advance_to(question: Question, stage: str) -> None:
