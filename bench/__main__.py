@@ -31,6 +31,7 @@ BENCHMARKS = {
     "faults": "bench.faults",
     "comparison": "bench.comparison",
     "busy": "bench.busy",
+    "reembed": "bench.reembed",
 }
 ON_REQUEST = {"faults", "busy"}
 

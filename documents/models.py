@@ -13,9 +13,12 @@ from pgvector.django import HnswIndex, VectorField
 
 from groundedqa_site.jobs import LeasedJob
 
-# The size of every vector column: the one place it is written. QA_EMBEDDING_MODEL must produce it
-# (all-MiniLM-L6-v2 does); ingestion refuses vectors of another size.
+# The size of the vector columns of Sentence, Chunk and Document: the one place it is written. They
+# hold the vectors of the site's model (QA_EMBEDDING_MODEL, all-MiniLM-L6-v2 by default), which must
+# produce it; a corpus embedded with another model keeps its vectors in StoredVector instead.
 EMBEDDING_DIM = 384
+# Dimensions StoredVector has an HNSW index for (migration 0007); other sizes are searched exactly.
+INDEXED_DIMENSIONS = (384, 512, 768, 1024)
 
 
 class Team(models.Model):
@@ -35,6 +38,11 @@ class Corpus(models.Model):
     # Goes up in the transaction that makes a document's content live or deletes
     # one; questions record the version they read (qa/adapters.py).
     version = models.BigIntegerField(default=0)
+    # The embedding model its vectors are made with; None: the site's model, vectors in the columns.
+    # Changes only in the transaction that ends a re-embedding (documents/embedding_spaces.py).
+    embedding_space = models.ForeignKey(
+        "EmbeddingSpace", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -102,7 +110,8 @@ class Sentence(models.Model):
     text = models.TextField()
     start = models.PositiveIntegerField()
     end = models.PositiveIntegerField()
-    embedding = VectorField(dimensions=EMBEDDING_DIM)
+    # Null when the corpus is embedded with another model than the site's (StoredVector).
+    embedding = VectorField(dimensions=EMBEDDING_DIM, null=True)
 
     class Meta:
         constraints = [
@@ -130,7 +139,7 @@ class Chunk(models.Model):
     first_ordinal = models.PositiveIntegerField()
     last_ordinal = models.PositiveIntegerField()
     text = models.TextField()
-    embedding = VectorField(dimensions=EMBEDDING_DIM)
+    embedding = VectorField(dimensions=EMBEDDING_DIM, null=True)  # as Sentence.embedding
 
     class Meta:
         constraints = [
@@ -159,6 +168,78 @@ class LexicalUnit(models.IntegerChoices):
     DOCUMENT = 0, "document"
     CHUNK = 1, "chunk"
     SENTENCE = 2, "sentence"
+
+
+class EmbeddingSpace(LeasedJob):
+    """One embedding model's vectors of one corpus, and the job that embeds the corpus with it.
+
+    A re-embedding creates a space (queued), a worker fills its vectors
+    document by document (running, with progress) while questions keep reading
+    the corpus's current space, and one transaction then makes it the corpus's
+    space and moves the corpus version (active); the space it replaced is
+    retired, its vectors kept for questions still reading the older version
+    until the next re-embedding. A question reads the space active at its
+    corpus version (``activated_version``), so it never mixes two models.
+    """
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        ACTIVE = "active"
+        RETIRED = "retired"
+        FAILED = "failed"
+
+    corpus = models.ForeignKey(Corpus, on_delete=models.CASCADE, related_name="embedding_spaces")
+    model = models.CharField(max_length=500)  # the name or path, as given
+    dimension = models.PositiveIntegerField()
+    # The site's own model (QA_EMBEDDING_MODEL): its vectors live in the Sentence/Chunk/Document
+    # columns and their HNSW indexes; any other model's in StoredVector.
+    in_columns = models.BooleanField(default=False)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    progress = models.PositiveSmallIntegerField(default=0)  # percent of the corpus's documents
+    documents_done = models.PositiveIntegerField(default=0)
+    documents_total = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    activated_version = models.BigIntegerField(null=True, blank=True)
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["corpus", "activated_version"])]
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.corpus_id}: {self.model} ({self.dimension}, {self.status})"
+
+
+class StoredVector(models.Model):
+    """A vector of a sentence, chunk or document made by a space's model other than the site's.
+
+    One untyped ``vector`` column holds every dimension; migration 0007 adds a
+    partial HNSW index on ``embedding::vector(N) WHERE dimension = N`` for each
+    of INDEXED_DIMENSIONS, which dense search uses by asking the same
+    expression (qa/adapters.py). Rows go with their document: replaced or
+    deleted content removes them (documents/services.py).
+    """
+
+    space = models.ForeignKey(EmbeddingSpace, on_delete=models.CASCADE, related_name="+")
+    unit = models.PositiveSmallIntegerField(choices=LexicalUnit.choices)
+    item = models.BigIntegerField()  # pk of the Sentence / Chunk / Document
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="+")
+    dimension = models.PositiveIntegerField()
+    embedding = VectorField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["space", "unit", "item"], name="stored_vector_unique_item"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{LexicalUnit(self.unit).label} {self.item} in space {self.space_id}"
 
 
 class Posting(models.Model):

@@ -6,7 +6,7 @@ from django.db.models import Count, Q, QuerySet
 from django.http import Http404
 
 from documents import permissions
-from documents.models import Corpus, Document, Sentence, Team
+from documents.models import Corpus, Document, EmbeddingSpace, Sentence, Team
 
 
 def corpora_for_user(user) -> QuerySet[Corpus]:
@@ -37,6 +37,7 @@ def corpora_with_counts(user) -> QuerySet[Corpus]:
     # Ordered, so that pages of the API's list are stable.
     return (
         corpora_for_user(user)
+        .select_related("embedding_space")
         .annotate(
             document_count=Count("documents", distinct=True),
             ready_count=Count("documents", filter=Q(documents__status=Document.Status.READY), distinct=True),
@@ -68,3 +69,8 @@ def corpus_progress(corpus: Corpus) -> dict[str, int]:
         .values_list("status", "n")
     )
     return {status: counts.get(status, 0) for status in Document.Status.values}
+
+
+def corpus_embedding_jobs(corpus: Corpus, limit: int = 20) -> list[EmbeddingSpace]:
+    """The corpus's re-embeddings, newest first."""
+    return list(EmbeddingSpace.objects.filter(corpus=corpus).order_by("-created_at", "-pk")[:limit])

@@ -26,9 +26,19 @@ from django.utils import timezone
 
 from audit.models import AuditEvent
 from audit.services import audit_record
-from documents import lexical
+from documents import lexical, vectors
+from documents.embedding import model_named
 from documents.errors import CorpusExists, CorpusInvalid, IngestError, UploadTooLarge, UploadUnsupported
-from documents.models import EMBEDDING_DIM, Chunk, Corpus, Document, Sentence, Team
+from documents.models import (
+    EMBEDDING_DIM,
+    Chunk,
+    Corpus,
+    Document,
+    EmbeddingSpace,
+    Sentence,
+    StoredVector,
+    Team,
+)
 from documents.parsing import (
     SUPPORTED_EXTENSIONS,
     ParsedDocument,
@@ -37,6 +47,7 @@ from documents.parsing import (
     parse_bytes,
     sentence_windows,
 )
+from documents.vectors import pool
 from groundedqa_site import jobs
 from qa.pipeline.protocols import Embedder
 
@@ -264,6 +275,10 @@ def _set_progress(document_id: int, status: str, progress: int) -> None:
     )
 
 
+# How often one document is encoded again because its corpus switched models while it was encoded.
+MODEL_SWITCH_RETRIES = 3
+
+
 def document_embed(
     *,
     document_id: int,
@@ -271,7 +286,11 @@ def document_embed(
     embedder: Embedder,
     on_progress: Callable[[int, int], None] | None = None,
 ) -> Document | None:
-    """Embed a staged version and make it live. Returns None when there was nothing to do."""
+    """Embed a staged version and make it live. Returns None when there was nothing to do.
+
+    ``embedder`` is the site's model; a corpus embedded with another model
+    (``Corpus.embedding_space``) is encoded by that one.
+    """
     owner = _claim(document_id, expected_hash)
     if owner is None:
         logger.info(
@@ -280,13 +299,28 @@ def document_embed(
         return None
     with jobs.heartbeat(Document, document_id, owner):
         document = Document.objects.get(pk=document_id)
-        try:
-            sentences, chunks = _build_rows(document)
-            vectors = _encode(document_id, [s.text for s in sentences], embedder, on_progress)
-        except Exception as exc:  # noqa: BLE001 - any failure is reported on the document itself
-            logger.exception("document %s failed to embed", document_id)
-            return _fail(document_id, expected_hash, _readable(exc), owner=owner)
-        return _swap_in(document_id, expected_hash, sentences, chunks, vectors, owner=owner)
+        for _ in range(MODEL_SWITCH_RETRIES):
+            space = vectors.current_space(document.corpus_id)
+            try:
+                sentences, chunks = _build_rows(document)
+                encoder = embedder if space is None else model_named(space.model).passage
+                dimension = EMBEDDING_DIM if space is None else space.dimension
+                encoded = _encode(document_id, [s.text for s in sentences], encoder, on_progress, dimension)
+            except Exception as exc:  # noqa: BLE001 - any failure is reported on the document itself
+                logger.exception("document %s failed to embed", document_id)
+                return _fail(document_id, expected_hash, _readable(exc), owner=owner)
+            swapped = _swap_in(
+                document_id, expected_hash, sentences, chunks, encoded, owner=owner, space=space
+            )
+            if swapped is not MODEL_SWITCHED:
+                return swapped
+            logger.info(
+                "document %s: its corpus switched embedding models while it embedded; again", document_id
+            )
+        reason = (
+            "Its corpus kept switching embedding models while the document was embedded; upload it again."
+        )
+        return _fail(document_id, expected_hash, reason, owner=owner)
 
 
 def _build_rows(document: Document) -> tuple[list[Sentence], list[tuple[int, int]]]:
@@ -313,13 +347,13 @@ def _build_rows(document: Document) -> tuple[list[Sentence], list[tuple[int, int
     return sentences, windows
 
 
-def _encode(document_id, texts, embedder, on_progress) -> np.ndarray:
+def _encode(document_id, texts, embedder, on_progress, dimension: int = EMBEDDING_DIM) -> np.ndarray:
     _set_progress(document_id, Document.Status.EMBEDDING, 0)
     batch = max(settings.QA_EMBEDDING_BATCH_SIZE * 4, 64)
     parts = []
     for begin in range(0, len(texts), batch):
         part = np.asarray(embedder.encode(texts[begin : begin + batch]), dtype=np.float32)
-        if part.shape != (len(texts[begin : begin + batch]), EMBEDDING_DIM) or not np.isfinite(part).all():
+        if part.shape != (len(texts[begin : begin + batch]), dimension) or not np.isfinite(part).all():
             raise ValueError(f"the embedding model returned an unusable result of shape {part.shape}")
         parts.append(part)
         done = min(begin + batch, len(texts))
@@ -327,13 +361,6 @@ def _encode(document_id, texts, embedder, on_progress) -> np.ndarray:
         if on_progress:
             on_progress(done, len(texts))
     return np.concatenate(parts)
-
-
-def pool(vectors: np.ndarray) -> np.ndarray:
-    """Mean of unit vectors, re-normalised: the chunk/document vector (see README, chunk vectors)."""
-    mean = vectors.mean(axis=0)
-    norm = float(np.linalg.norm(mean))
-    return mean / norm if norm > 0 else mean
 
 
 def _next_corpus_version(corpus_id: int) -> int:
@@ -348,62 +375,107 @@ def _next_corpus_version(corpus_id: int) -> int:
     return corpus.version
 
 
-def _swap_in(document_id, expected_hash, sentences, windows, vectors, *, owner=None) -> Document | None:
+class _ModelSwitched(Exception):
+    """The corpus's embedding space is no longer the one a document was encoded for."""
+
+
+MODEL_SWITCHED = object()  # _swap_in's answer then: encode again with the corpus's new model
+
+
+def _swap_in(
+    document_id,
+    expected_hash,
+    sentences,
+    windows,
+    encoded,
+    *,
+    owner=None,
+    space: EmbeddingSpace | None = None,
+):
+    """Make the encoded version live; ``space`` is the one it was encoded for (None: the columns)."""
     corpus_id = Document.objects.filter(pk=document_id).values_list("corpus_id", flat=True).first()
     if corpus_id is None:
         logger.info("document %s was deleted while it embedded; discarding", document_id)
         return None
-    with transaction.atomic():
-        version = _next_corpus_version(corpus_id)
-        document = Document.objects.select_for_update().filter(pk=document_id).first()
-        if not _still_ours(document, expected_hash, owner):
-            # Deleted, replaced by a newer upload, or presumed dead and re-queued while we embedded.
-            logger.info("document %s: version %s superseded; discarding", document_id, expected_hash[:8])
-            return None
-        for sentence, vector in zip(sentences, vectors, strict=True):
-            sentence.embedding = vector
-        chunks = [
-            Chunk(
-                document_id=document_id,
-                first_ordinal=first,
-                last_ordinal=last,
-                text=" ".join(s.text for s in sentences[first : last + 1]),
-                embedding=pool(vectors[first : last + 1]),
-            )
-            for first, last in windows
-        ]
-        lexical.unindex_document(corpus_id=corpus_id, document_id=document_id)
-        Sentence.objects.filter(document_id=document_id).delete()
-        Chunk.objects.filter(document_id=document_id).delete()
-        Sentence.objects.bulk_create(sentences, batch_size=SAVE_BATCH)
-        Chunk.objects.bulk_create(chunks, batch_size=SAVE_BATCH)
-        lexical.index_document(
-            corpus_id=corpus_id,
-            document_id=document_id,
-            ready_version=version,
-            sentences=[(s.pk, s.text) for s in sentences],
-            chunks=[(c.pk, c.first_ordinal, c.last_ordinal) for c in chunks],
-        )
-        staged = document.pending_sentences
-        document.text = document.pending_text
-        document.content_hash = expected_hash
-        document.title = staged.get("title") or document.title
-        document.source = staged.get("source") or ""
-        document.url = staged.get("url") or ""
-        document.published = staged.get("published")
-        document.embedding = pool(vectors)
-        document.pending_text = ""
-        document.pending_hash = ""
-        document.pending_sentences = []
-        document.ready_version = version
-        document.lease_owner = ""
-        document.lease_expires_at = None
-        document.attempts = 0
-        document.status = Document.Status.READY
-        document.progress = 100
-        document.error = ""
-        document.save()
+    try:
+        with transaction.atomic():
+            version = _next_corpus_version(corpus_id)
+            # The corpus row is locked now: a re-embedding cannot switch its model before commit.
+            if vectors.space_key(vectors.current_space(corpus_id)) != vectors.space_key(space):
+                raise _ModelSwitched
+            document = Document.objects.select_for_update().filter(pk=document_id).first()
+            if not _still_ours(document, expected_hash, owner):
+                # Deleted, replaced by a newer upload, or presumed dead and re-queued while we embedded.
+                logger.info("document %s: version %s superseded; discarding", document_id, expected_hash[:8])
+                return None
+            _replace_rows(document, sentences, windows, encoded, space=space, version=version)
+            _make_live(document, expected_hash, version, None if space is not None else pool(encoded))
+    except _ModelSwitched:
+        return MODEL_SWITCHED
     return document
+
+
+def _replace_rows(document, sentences, windows, encoded, *, space, version) -> None:
+    """The document's sentences, chunks, postings and vectors, replaced by the encoded version's."""
+    document_id, corpus_id = document.pk, document.corpus_id
+    columns = space is None
+    for sentence, vector in zip(sentences, encoded, strict=True):
+        sentence.embedding = vector if columns else None
+    chunks = [
+        Chunk(
+            document_id=document_id,
+            first_ordinal=first,
+            last_ordinal=last,
+            text=" ".join(s.text for s in sentences[first : last + 1]),
+            embedding=pool(encoded[first : last + 1]) if columns else None,
+        )
+        for first, last in windows
+    ]
+    lexical.unindex_document(corpus_id=corpus_id, document_id=document_id)
+    # Vectors of every space go with the rows they belong to; a re-embedding in progress
+    # finds the document without its vectors and embeds the new version.
+    StoredVector.objects.filter(document_id=document_id).delete()
+    Sentence.objects.filter(document_id=document_id).delete()
+    Chunk.objects.filter(document_id=document_id).delete()
+    Sentence.objects.bulk_create(sentences, batch_size=SAVE_BATCH)
+    Chunk.objects.bulk_create(chunks, batch_size=SAVE_BATCH)
+    if not columns:
+        vectors.write_document_vectors(
+            space,
+            document_id,
+            sentences=[(s.pk, v) for s, v in zip(sentences, encoded, strict=True)],
+            chunks=[(c.pk, pool(encoded[c.first_ordinal : c.last_ordinal + 1])) for c in chunks],
+            document=pool(encoded),
+        )
+    lexical.index_document(
+        corpus_id=corpus_id,
+        document_id=document_id,
+        ready_version=version,
+        sentences=[(s.pk, s.text) for s in sentences],
+        chunks=[(c.pk, c.first_ordinal, c.last_ordinal) for c in chunks],
+    )
+
+
+def _make_live(document: Document, expected_hash: str, version: int, embedding) -> None:
+    staged = document.pending_sentences
+    document.text = document.pending_text
+    document.content_hash = expected_hash
+    document.title = staged.get("title") or document.title
+    document.source = staged.get("source") or ""
+    document.url = staged.get("url") or ""
+    document.published = staged.get("published")
+    document.embedding = embedding
+    document.pending_text = ""
+    document.pending_hash = ""
+    document.pending_sentences = []
+    document.ready_version = version
+    document.lease_owner = ""
+    document.lease_expires_at = None
+    document.attempts = 0
+    document.status = Document.Status.READY
+    document.progress = 100
+    document.error = ""
+    document.save()
 
 
 def _still_ours(document: Document | None, expected_hash: str, owner: str | None) -> bool:

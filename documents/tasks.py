@@ -6,7 +6,7 @@ import logging
 
 from celery import shared_task
 
-from documents import services
+from documents import reembedding, services
 from documents.embedding import get_embedder
 
 logger = logging.getLogger(__name__)
@@ -21,3 +21,10 @@ def embed_document(document_id: int, expected_hash: str) -> str:
     if document is None:
         return "skipped"
     return document.status
+
+
+@shared_task(acks_late=True)
+def reembed_corpus(space_id: int) -> str:
+    """Embed a corpus with another model and switch it over. Safe to run twice: the claim decides."""
+    space = reembedding.reembedding_run(space_id=space_id)
+    return "skipped" if space is None else space.status

@@ -15,6 +15,7 @@ def reap_jobs() -> dict:
 
     Idempotent: each step is a conditional UPDATE, so two reapers at once do no harm.
     """
+    from documents.reembedding import reembeddings_reap
     from documents.services import documents_reap
     from qa.services import questions_reap
     from review.services.evaluation import evaluation_runs_reap
@@ -22,6 +23,7 @@ def reap_jobs() -> dict:
     report = {
         "questions": questions_reap(),
         "documents": documents_reap(),
+        "reembeddings": reembeddings_reap(),
         "evaluation_runs": evaluation_runs_reap(),
     }
     if any(report.values()):

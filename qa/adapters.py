@@ -36,8 +36,17 @@ from django.conf import settings
 from django.db import connection, transaction
 from pgvector.django import CosineDistance
 
-from documents import lexical
-from documents.models import EMBEDDING_DIM, Chunk, Corpus, Document, Sentence
+from documents import lexical, vectors
+from documents.models import (
+    EMBEDDING_DIM,
+    Chunk,
+    Corpus,
+    Document,
+    EmbeddingSpace,
+    LexicalUnit,
+    Sentence,
+    StoredVector,
+)
 from qa.pipeline.types import Passage, SourceSentence, Unit
 
 UNITS: tuple[Unit, ...] = ("document", "chunk", "sentence")
@@ -91,6 +100,8 @@ class DjangoCorpusIndex:
     def __init__(self, corpus: Corpus, *, version: int | None = None):
         self.corpus = corpus
         self.version = corpus_version(corpus.pk) if version is None else version
+        # The embedding model whose vectors this version searches (None: the site's, in the columns).
+        self.space: EmbeddingSpace | None = vectors.space_at(corpus.pk, self.version)
         self._passages: dict[str, Passage] = {}  # what this index has read, by key
 
     # --- protocols.CorpusIndex -------------------------------------------------
@@ -142,6 +153,8 @@ class DjangoCorpusIndex:
 
     def dense_search(self, query_vector: np.ndarray, unit: Unit, k: int) -> list[tuple[str, float]]:
         vector = np.asarray(query_vector, dtype=np.float32).reshape(-1)
+        if self.space is not None:
+            return self._stored_dense_search(vector, unit, k)
         if unit == "document":
             qs = Document.objects.filter(
                 corpus=self.corpus, ready_version__lte=self.version, embedding__isnull=False
@@ -155,14 +168,37 @@ class DjangoCorpusIndex:
             key_of = "pk"
         qs = qs.annotate(distance=CosineDistance("embedding", vector)).order_by("distance")
         with transaction.atomic():
-            with connection.cursor() as cursor:
-                # Without iterative scans a corpus filter applied after the HNSW
-                # scan can return fewer than k rows when corpora share the index.
-                cursor.execute("SET LOCAL hnsw.iterative_scan = 'relaxed_order'")
-                # The breadth sets recall against the exact ranking (QA_HNSW_EF_SEARCH).
-                ef_search = min(max(settings.QA_HNSW_EF_SEARCH, k), 1000)
-                cursor.execute(f"SET LOCAL hnsw.ef_search = {ef_search}")
+            _hnsw_settings(k)
             rows = list(qs.values_list(key_of, "distance")[:k])
+        return self._dense_hits(unit, rows)
+
+    def _stored_dense_search(self, vector: np.ndarray, unit: Unit, k: int) -> list[tuple[str, float]]:
+        """Dense search over StoredVector: the expression and predicate of the space's dimension's
+        partial HNSW index (documents 0007), so PostgreSQL can use it."""
+        dim = int(self.space.dimension)
+        if vector.shape != (dim,):
+            raise ValueError(f"the query vector has {vector.shape[0]} dimensions, the corpus's model {dim}")
+        key = "d.external_id" if unit == "document" else "v.item"
+        sql = (
+            f"SELECT {key}, v.embedding::vector({dim}) <=> %(query)s::vector({dim}) AS distance"
+            " FROM documents_storedvector AS v JOIN documents_document AS d ON d.id = v.document_id"
+            f" WHERE v.dimension = {dim} AND v.space_id = %(space)s AND v.unit = %(unit)s"
+            " AND d.corpus_id = %(corpus)s AND d.ready_version <= %(version)s AND d.content_hash <> ''"
+            " ORDER BY distance LIMIT %(k)s"
+        )
+        params = {
+            **self._live(),
+            "query": "[" + ",".join(repr(float(x)) for x in vector) + "]",
+            "space": self.space.pk,
+            "unit": int(_UNIT_CODES[unit]),
+            "k": k,
+        }
+        with transaction.atomic():
+            _hnsw_settings(k)
+            rows = _fetch(sql, params)
+        return self._dense_hits(unit, rows)
+
+    def _dense_hits(self, unit: Unit, rows) -> list[tuple[str, float]]:
         hits = [(f"{unit}:{key}", 1.0 - float(distance)) for key, distance in rows]
         # relaxed_order may return rows slightly out of order.
         hits.sort(key=lambda hit: -hit[1])
@@ -185,9 +221,17 @@ class DjangoCorpusIndex:
         vector: it then ranks last instead of failing the question.
         """
         ids = list(sentence_ids)
-        vectors = dict(Sentence.objects.filter(pk__in=ids).values_list("pk", "embedding"))
-        dim = len(next(iter(vectors.values()))) if vectors else EMBEDDING_DIM
-        rows = [vectors[i] if i in vectors else np.zeros(dim, dtype=np.float32) for i in ids]
+        if self.space is None:
+            found = dict(Sentence.objects.filter(pk__in=ids).values_list("pk", "embedding"))
+            dim = EMBEDDING_DIM
+        else:
+            found = dict(
+                StoredVector.objects.filter(
+                    space=self.space, unit=LexicalUnit.SENTENCE, item__in=ids
+                ).values_list("item", "embedding")
+            )
+            dim = self.space.dimension
+        rows = [found[i] if found.get(i) is not None else np.zeros(dim, dtype=np.float32) for i in ids]
         return np.asarray(rows, dtype=np.float32).reshape(len(ids), -1)
 
     # --- reading passages ---------------------------------------------------------
@@ -286,6 +330,20 @@ class DjangoCorpusIndex:
         order = ("document__external_id", "ordinal" if unit == "sentence" else "first_ordinal")
         pks = model.objects.filter(**live).exclude(document__content_hash="").order_by(*order)
         return [f"{unit}:{pk}" for pk in pks.values_list("pk", flat=True)]
+
+
+_UNIT_CODES = {unit.label: unit.value for unit in LexicalUnit}
+
+
+def _hnsw_settings(k: int) -> None:
+    """For the transaction the caller opened around one dense search."""
+    with connection.cursor() as cursor:
+        # Without iterative scans a corpus filter applied after the HNSW
+        # scan can return fewer than k rows when corpora share the index.
+        cursor.execute("SET LOCAL hnsw.iterative_scan = 'relaxed_order'")
+        # The breadth sets recall against the exact ranking (QA_HNSW_EF_SEARCH).
+        ef_search = min(max(settings.QA_HNSW_EF_SEARCH, k), 1000)
+        cursor.execute(f"SET LOCAL hnsw.ef_search = {ef_search}")
 
 
 def _fetch(sql: str, params: dict[str, object]) -> list[tuple]:

@@ -8,7 +8,8 @@ import functools
 
 from django.conf import settings
 
-from documents.embedding import get_embedder
+from documents.embedding import get_embedder, model_named
+from documents.models import EmbeddingSpace
 from qa.pipeline.embedding import ModelNotAvailable
 from qa.pipeline.factory import ModelClients
 from qa.pipeline.llm import LLMError, build_llm
@@ -64,8 +65,22 @@ def _cross_encoder(name: str):
         raise ConfigurationError(str(exc)) from exc
 
 
-def model_clients() -> ModelClients:
-    """The configured models, for ``qa.pipeline.factory.build_pipeline``.
+def search_embedder(space: EmbeddingSpace | None):
+    """The question encoder of a corpus's embedding space; None for the site's model."""
+    if space is None or space.in_columns:
+        return None
+    try:
+        return model_named(space.model).query
+    except ModelNotAvailable as exc:
+        raise ConfigurationError(
+            f"The corpus is embedded with {space.model!r}, which cannot be loaded here: {exc}. Install it "
+            "or re-embed the corpus with an installed model (python manage.py reembed)."
+        ) from exc
+
+
+def model_clients(space: EmbeddingSpace | None = None) -> ModelClients:
+    """The configured models, for ``qa.pipeline.factory.build_pipeline``; ``space`` is the
+    embedding space of the corpus searched (None: the site's model).
 
     The cross-encoder loads only when a preset asks for one: most never do,
     and a broken QA_RERANKER_MODEL should fail only the runs that use it.
@@ -76,4 +91,5 @@ def model_clients() -> ModelClients:
         embedder=get_embedder(),
         llm=get_llm_or_none(),
         cross_encoder=(lambda: _cross_encoder(name)) if name else None,
+        search_embedder=search_embedder(space),
     )

@@ -43,7 +43,8 @@ def _pipeline(corpus: Corpus, preset: str | None) -> Pipeline:
     config = presets.resolve(name, team=corpus.team)
     if config.retrieval is None:
         raise UnknownPreset(f"The {name} preset does not retrieve, so it finds no passages to judge.")
-    return build_pipeline(config, index=DjangoCorpusIndex(corpus), clients=clients.model_clients())
+    index = DjangoCorpusIndex(corpus)
+    return build_pipeline(config, index=index, clients=clients.model_clients(index.space))
 
 
 def _support(support: TextSupport) -> dict:
@@ -62,12 +63,17 @@ def _answerability(assessed: QuestionAssessment) -> dict:
     }
 
 
+def _cite(text: str, index: DjangoCorpusIndex) -> TextSupport:
+    searcher = clients.search_embedder(index.space)
+    return cite_text(text, index, clients.get_embedder(), search_embedder=searcher)
+
+
 def cite_data(*, corpus: Corpus, text: str) -> dict:
     """Citations for a text written elsewhere: per sentence, its support in the corpus."""
     text = _text(text, what="text", limit=MAX_TEXT_CHARS)
     return {
         "corpus": corpus.pk,
-        **_support(cite_text(text, DjangoCorpusIndex(corpus), clients.get_embedder())),
+        **_support(_cite(text, DjangoCorpusIndex(corpus))),
     }
 
 

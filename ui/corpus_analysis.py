@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 from django.db.models.expressions import RawSQL
 
-from documents.models import Chunk, Document, Sentence
+from documents.models import Chunk, Document, LexicalUnit, Sentence, StoredVector
+from documents.vectors import current_space
 from ui.charts import ScatterPoint, bins_of, histogram, scatter
 
 
@@ -58,9 +59,14 @@ def embedding_map(corpus, sample: int = MAP_SAMPLE) -> dict | None:
     rows = list(
         Sentence.objects.filter(pk__in=ids[::step][:sample])
         .select_related("document")
-        .values_list("embedding", "document__title", "text")
+        .values_list("pk", "document__title", "text")
     )
-    vectors = np.asarray([np.asarray(row[0], dtype=np.float32) for row in rows])
+    found = _sentence_vectors(corpus, [row[0] for row in rows])
+    # A document replaced since the ids were read has new sentences: its old ones are left out.
+    rows = [row for row in rows if found.get(row[0]) is not None]
+    if len(rows) < 3:
+        return None
+    vectors = np.asarray([np.asarray(found[row[0]], dtype=np.float32) for row in rows])
     centred = vectors - vectors.mean(axis=0)
     _, singular, directions = np.linalg.svd(centred, full_matrices=False)
     projected = centred @ directions[:2].T
@@ -75,3 +81,17 @@ def embedding_map(corpus, sample: int = MAP_SAMPLE) -> dict | None:
         "explained": explained,
         "svg": scatter(points, title="Sentence embeddings, PCA to 2-D, coloured by document"),
     }
+
+
+def _sentence_vectors(corpus, sentence_ids: list[int]) -> dict:
+    """The sentences' vectors in the corpus's current embedding model (the columns or StoredVector)."""
+    space = current_space(corpus.pk)
+    if space is None:
+        found = dict(Sentence.objects.filter(pk__in=sentence_ids).values_list("pk", "embedding"))
+    else:
+        found = dict(
+            StoredVector.objects.filter(
+                space=space, unit=LexicalUnit.SENTENCE, item__in=sentence_ids
+            ).values_list("item", "embedding")
+        )
+    return found

@@ -37,6 +37,7 @@ urlpatterns = [
     path("corpora/<int:pk>/analysis/", corpus_analysis.corpus_analysis_page, name="corpus-analysis"),
     path("corpora/<int:pk>/intrinsics/", intrinsics.corpus_intrinsics, name="corpus-intrinsics"),
     path("corpora/<int:pk>/delete/", corpora.corpus_delete, name="corpus-delete"),
+    path("corpora/<int:pk>/reembed/", corpora.corpus_reembed, name="corpus-reembed"),
     path("review/", review.review_queue, name="review-queue"),
     path("review/answers/<int:pk>/", review.review_answer, name="review-answer"),
     path("annotate/", annotate.annotate, name="annotate"),

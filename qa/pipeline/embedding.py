@@ -10,6 +10,7 @@ import hashlib
 import os
 import zlib
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -124,6 +125,10 @@ class InstructionEmbedder:
         except Exception as exc:  # noqa: BLE001 - a missing or broken engine means "not available"
             raise ModelNotAvailable(setting, INSTRUCTION_MODEL, exc) from exc
 
+    @property
+    def dimension(self) -> int:
+        return self._prefixed.dimension if self._prefixed is not None else int(self._e5.dim)
+
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         if self._prefixed is not None:
             return self._prefixed.encode([f"{self.side}: {text}" for text in texts])
@@ -131,6 +136,38 @@ class InstructionEmbedder:
             return np.zeros((0, int(self._e5.dim)), dtype=np.float32)
         side = self._e5.query if self.side == "query" else self._e5.passage
         return np.asarray(side(list(texts)), dtype=np.float32).reshape(len(texts), -1)
+
+
+# Names of the embedding models a corpus may be embedded with besides any sentence-transformers
+# name or path; each installs with the requirements, so none downloads.
+BUNDLED_INSTRUCTION_MODEL = "e5-small"
+
+
+@dataclass(frozen=True)
+class EmbeddingModel:
+    """A corpus's embedding model: how questions (``query``) and passages (``passage``) are encoded.
+
+    The two sides are one encoder for symmetric models; E5-style models prefix
+    "query: " and "passage: ". ``dimension`` is the size of their vectors.
+    """
+
+    name: str
+    query: Embedder
+    passage: Embedder
+    dimension: int
+
+
+def load_embedding_model(name: str, *, setting: str, batch_size: int = 16) -> EmbeddingModel:
+    """The model ``name`` names: ``e5-small`` (bundled multilingual-e5-small, 384 dimensions), or any
+    sentence-transformers hub name (where the hub is reachable or the model cached) or folder.
+
+    Raises ``ModelNotAvailable`` naming ``setting`` when it cannot be loaded.
+    """
+    if name == BUNDLED_INSTRUCTION_MODEL:
+        query, passage = InstructionEmbedder("query", setting=setting), InstructionEmbedder("passage")
+        return EmbeddingModel(name, query, passage, query.dimension)
+    encoder = SentenceTransformerEmbedder(name, batch_size=batch_size, setting=setting)
+    return EmbeddingModel(name, encoder, encoder, encoder.dimension)
 
 
 class CachingEmbedder:

