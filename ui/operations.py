@@ -14,14 +14,24 @@ from django.conf import settings
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from documents.models import Document
+from documents.models import Document, EmbeddingSpace
 from groundedqa_site import jobs
 from groundedqa_site.celery import app
 from qa.models import Question
 from review.models import EvaluationRun
 
-JOB_KINDS = (("questions", Question), ("documents", Document), ("evaluation runs", EvaluationRun))
-RUNNING = {Question: "running", Document: ("parsing", "embedding"), EvaluationRun: "running"}
+JOB_KINDS = (
+    ("questions", Question),
+    ("documents", Document),
+    ("re-embeddings", EmbeddingSpace),
+    ("evaluation runs", EvaluationRun),
+)
+RUNNING = {
+    Question: "running",
+    Document: ("parsing", "embedding"),
+    EmbeddingSpace: "running",
+    EvaluationRun: "running",
+}
 
 
 @dataclass(frozen=True)

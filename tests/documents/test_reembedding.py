@@ -23,6 +23,7 @@ from qa import services as qa_services
 from qa.adapters import DjangoCorpusIndex
 from qa.clients import search_embedder
 from tests.qa.conftest import COUNTRY_PROFILE, PORT_REPORT, ingest_texts
+from ui.operations import stuck_jobs
 
 STAFF_QUESTION = "How many staff did the port authority employ?"
 
@@ -159,7 +160,10 @@ def test_a_re_embedding_whose_worker_died_is_queued_again_and_finishes_without_d
     )
     first = job.corpus.documents.order_by("pk").first()
     reembedding._embed_document(job, first.pk, reembedding.model_named("e5-small").passage, "gone:1:x")
-    assert reembedding.reembeddings_reap(now=timezone.now() + timedelta(seconds=1)) == 1
+    later = timezone.now() + timedelta(seconds=1)
+    # The operations page lists it as stuck until the reaper queues it again.
+    assert [(job.kind, job.pk) for job in stuck_jobs(now=later)] == [("re-embeddings", job.pk)]
+    assert reembedding.reembeddings_reap(now=later) == 1
     job.refresh_from_db()
     assert job.status == "queued" and job.lease_owner == ""
 
