@@ -17,7 +17,7 @@ from django.core.management.base import CommandError
 from django.utils import timezone
 
 from documents import reembedding
-from documents.models import EmbeddingSpace, LexicalUnit, Sentence, StoredVector
+from documents.models import Corpus, EmbeddingSpace, LexicalUnit, Sentence, StoredVector
 from documents.reembedding import EmbeddingModelInvalid, ReembeddingConflict
 from qa import services as qa_services
 from qa.adapters import DjangoCorpusIndex
@@ -188,3 +188,40 @@ def test_reembed_command_shows_the_model_and_re_embeds_in_process(corpus, embedd
     assert "e5-small (384 dimensions)" in out.getvalue() and "e5-small: active, 100%" in out.getvalue()
     with pytest.raises(CommandError, match="model: 'nope-model' is not an embedding model"):
         call_command("reembed", "--corpus", corpus.name, "--model", "nope-model", stdout=StringIO())
+
+
+class SwitchingEmbedder:
+    """The site's embedder, except that the corpus switches to e5-small while its first batch encodes."""
+
+    def __init__(self, inner, corpus):
+        self.inner, self.corpus, self.switched = inner, corpus, False
+
+    def encode(self, texts):
+        if not self.switched:
+            self.switched = True
+            version = Corpus.objects.get(pk=self.corpus.pk).version + 1
+            space = EmbeddingSpace.objects.create(
+                corpus=self.corpus,
+                model="e5-small",
+                dimension=384,
+                status="active",
+                activated_version=version,
+            )
+            Corpus.objects.filter(pk=self.corpus.pk).update(embedding_space=space, version=version)
+        return self.inner.encode(texts)
+
+
+@pytest.mark.django_db
+def test_a_document_encoded_while_its_corpus_switched_models_is_encoded_again_with_the_new_one(
+    corpus, embedder
+):
+    ingest_texts(corpus, SwitchingEmbedder(embedder, corpus), {"port-report": PORT_REPORT})
+    document = corpus.documents.get()
+    assert document.status == "ready" and document.embedding is None
+    sentences = Sentence.objects.filter(document=document)
+    assert not sentences.filter(embedding__isnull=False).exists()
+    stored = StoredVector.objects.filter(
+        document=document, unit=LexicalUnit.SENTENCE, space__model="e5-small"
+    )
+    assert stored.count() == sentences.count() > 0
+    assert dense_top_sentence(corpus) == "The authority employed 1,850 staff at the end of the year."
