@@ -187,3 +187,16 @@ def test_a_refusal_is_never_certain_and_a_rule_refusal_takes_the_rule_precision(
     del stored["refusal_rule"]
     path.write_text(json.dumps(stored))
     assert TrustModels(path).of_refusal(0.03, by_rule=True).probability == pytest.approx(0.97)
+
+
+def test_a_who_question_needs_a_person_not_any_capitalised_name():
+    analysis = analyse_question("Who was the first prime minister of Dominica?")
+    storm = "Hurricane David struck Dominica in August 1979, destroying much of the housing."
+    person = "It gained full independence in 1978, with Patrick John as its first prime minister."
+    assert not states_answer_type(analysis, storm)  # a storm's name names no one
+    assert states_answer_type(analysis, person)
+
+
+def test_a_possessive_does_not_hide_the_measure_a_question_asks_for():
+    analysis = analyse_question("What was Dominica's GDP in 2019?")
+    assert analysis.answer_type == "number" and "gdp" in analysis.measure
