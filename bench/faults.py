@@ -7,7 +7,7 @@ them) and `celery beat` (the reaper) on the real broker (the file-system
 broker in a private folder, or a `redis-server` started on a spare port) and
 the benchmark's own PostgreSQL. Questions go in through ``qa.services.
 question_ask``, as the API sends them. A killer thread picks a question whose
-stage is running, waits a random fraction of a second (a random point of the
+stage is running (and that it has not killed before), waits a random fraction of a second (a random point of the
 stage) and SIGKILLs the worker process that holds its lease (the owner token
 names host and pid); now and then it kills a whole worker (main process and
 children) and starts it again. A monitor samples the questions every 0.2 s.
@@ -138,11 +138,15 @@ class Killer(threading.Thread):
         self.tries += 1
         deadline = time.monotonic() + (10 if stage in ("retrieval", "generation") else 3)
         while not self.halt.is_set() and time.monotonic() < deadline:
+            # One kill per question: a stage killed JOB_MAX_ATTEMPTS times ends failed by design
+            # (a job that keeps killing its worker), and a re-queued stage runs next, so a killer
+            # free to choose again kept hitting the same few questions (2 of 100 failed that way).
             running = list(
                 Question.objects.filter(
                     pk__in=self.question_ids(), status=Question.Status.RUNNING, stage=stage
                 )
                 .exclude(lease_owner="")
+                .exclude(pk__in=[k.question for k in self.kills])
                 .values_list("pk", "lease_owner")
             )
             if running:
