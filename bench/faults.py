@@ -7,10 +7,11 @@ them) and `celery beat` (the reaper) on the real broker (the file-system
 broker in a private folder, or a `redis-server` started on a spare port) and
 the benchmark's own PostgreSQL. Questions go in through ``qa.services.
 question_ask``, as the API sends them. A killer thread picks a question whose
-stage is running (and that it has not killed before), waits a random fraction of a second (a random point of the
-stage) and SIGKILLs the worker process that holds its lease (the owner token
-names host and pid); now and then it kills a whole worker (main process and
-children) and starts it again. A monitor samples the questions every 0.2 s.
+stage is running (and that it has not killed before), waits a random fraction
+of a second (a random point of the stage) and SIGKILLs the worker process that
+holds its lease (the owner token names host and pid); now and then it kills a
+whole worker (main process and children) and starts it again. A monitor thread
+samples the questions every 0.2 s from the first question on.
 
 Measured per round: questions lost (not done at the end), duplicated answers,
 and for every kill the time until the question was picked up again. The
@@ -197,8 +198,18 @@ class Killer(threading.Thread):
         self.cluster.restart(name)
 
 
-def watch(question_ids: list[int], kills: Callable[[], list[Kill]], *, timeout: float) -> dict[int, float]:
-    """Sample the questions every 0.2 s until all have ended or ``timeout``; mark kills recovered.
+def watch(
+    question_ids: Callable[[], list[int]],
+    kills: Callable[[], list[Kill]],
+    *,
+    timeout: float,
+    asking_done: threading.Event,
+) -> dict[int, float]:
+    """Sample the questions every 0.2 s until all are asked and ended, or ``timeout``; mark kills recovered.
+
+    It runs while the questions are still being asked: sampling only after the
+    last was asked stamped every kill made meanwhile as recovered at that moment
+    (with 100 questions, one a second, kills 0-97 s in read as 100-0 s).
 
     A kill is recovered when its question was picked up again: another worker
     holds it, it moved past the killed stage, or it is done. Returns each
@@ -213,9 +224,11 @@ def watch(question_ids: list[int], kills: Callable[[], list[Kill]], *, timeout: 
     try:
         while time.monotonic() < deadline:
             now = time.monotonic()
+            done_asking = asking_done.is_set()
+            ids = question_ids()
             rows = {
                 pk: (status, stage, owner)
-                for pk, status, stage, owner in Question.objects.filter(pk__in=question_ids).values_list(
+                for pk, status, stage, owner in Question.objects.filter(pk__in=ids).values_list(
                     "pk", "status", "stage", "lease_owner"
                 )
             }
@@ -235,7 +248,7 @@ def watch(question_ids: list[int], kills: Callable[[], list[Kill]], *, timeout: 
                     kill.requeued_after = now - kill.at
                 if taken:
                     kill.recovered_after = now - kill.at
-            if len(finished) == len(question_ids):
+            if done_asking and len(finished) == len(ids):
                 return finished
             time.sleep(0.2)
         return finished
@@ -269,11 +282,24 @@ def fault_round(
         seed=seed,
     )
     started = time.monotonic()
+    asking_done = threading.Event()
+    finished: dict[int, float] = {}
+
+    def monitor() -> None:
+        finished.update(
+            watch(lambda: list(ids), lambda: killer.kills, timeout=timeout, asking_done=asking_done)
+        )
+
+    watcher = threading.Thread(target=monitor, daemon=True)
     killer.start()
-    for _ in range(questions):
-        ids.append(ask())
-        time.sleep(ask_interval)
-    finished = watch(ids, lambda: killer.kills, timeout=timeout)
+    watcher.start()
+    try:
+        for _ in range(questions):
+            ids.append(ask())
+            time.sleep(ask_interval)
+    finally:
+        asking_done.set()
+    watcher.join()
     killer.halt.set()
     killer.join(timeout=30)
     # A whole-worker restart still under way finishes before the caller stops the cluster.
@@ -365,7 +391,7 @@ def _round(args, broker: str, corpus, user, workdir: Path) -> RoundResult:
         max_kills=max(questions // 5, 2),
         whole_worker_every=5,
         ask_interval=1.0,
-        timeout=900,
+        timeout=1800,  # from the first question on, asking included
     )
     database = connection.settings_dict["NAME"]
     if broker == "filesystem":
