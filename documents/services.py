@@ -556,7 +556,7 @@ def _resend_lost(now) -> int:
     waiting its turn: resending every queued document of a 787-document import
     each lease would flood the queue with copies. A lane is at work, too, in the
     moment between one document ending and its worker claiming the next: taken
-    for idle there, a whole import was sent again four times in eight minutes
+    for idle there, most of an import was sent again four times in seven minutes
     (bench busy). Once nothing in the lane has moved for a lease and a document
     is still queued, its message is gone. The pause before the next resend grows
     with the time it has waited, for a lane whose worker is down.

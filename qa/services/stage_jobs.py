@@ -164,20 +164,21 @@ def _resend_plan(*, attempts: int, waiting_since: datetime, now: datetime) -> tu
     """Where a queued stage's task is sent again, and when the next copy is due if it is still unclaimed.
 
     A stage that was claimed before (its worker died, or it failed transiently)
-    goes to the ``requeued`` queue, which every QA worker reads first, every
-    lease until a worker takes it. A stage never claimed is almost always still
-    waiting in its own queue behind other questions; its message is lost only
-    when a worker's main process died holding it. Its copy goes to the back of
-    that same queue, where it runs after the original (finding nothing to
-    claim) unless the original is gone, and the next copy waits as long as the
-    question has waited so far. Sent to ``requeued`` every lease instead, a
-    backlog of questions filled that queue with copies of itself, and a stage
-    whose worker had died waited behind them for a minute (bench faults, Redis).
+    goes to the ``requeued`` queue, which every QA worker consumes beside the
+    stage queues, so it does not wait behind the questions asked since. A stage
+    never claimed is almost always still waiting in its own queue behind other
+    questions; its message is lost only when a worker's main process died
+    holding it. Its copy goes to the back of that same queue, where it runs
+    after the original (finding nothing to claim) unless the original is gone.
+    Either way the next copy waits as long as the question has waited so far
+    (at least a lease): a copy sent every lease filled the queue with copies of
+    the questions waiting in it, and a stage whose worker had died waited behind
+    them for a minute (bench faults, Redis). A worker takes its queues in turn,
+    so when all are busy ``requeued`` gets only one message in five or six.
     """
     lease = timedelta(seconds=settings.JOB_LEASE_SECONDS)
-    if attempts:
-        return jobs.REQUEUED_QUEUE, now + lease
-    return None, now + min(max(lease, now - waiting_since), MAX_RESEND_INTERVAL)
+    again = now + min(max(lease, now - waiting_since), MAX_RESEND_INTERVAL)
+    return (jobs.REQUEUED_QUEUE if attempts else None), again
 
 
 def _pipeline(question: Question, *, version: int | None = None) -> Pipeline:
