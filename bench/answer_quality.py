@@ -17,8 +17,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 
 from bench.retrieval_quality import CACHE, DATA, MODEL, MemoEmbedder, analyst_bench, build, clapnq
+from qa.pipeline.agentic import answer_in_parts
 from qa.pipeline.embedding import CachingEmbedder, SentenceTransformerEmbedder
 from qa.pipeline.factory import ModelClients, build_pipeline
 from qa.pipeline.presets import get_preset
@@ -51,7 +53,10 @@ def clapnq_cases() -> tuple[list[GoldCase], dict[str, str]]:
 def predict(case: GoldCase, index, embedder, config) -> tuple[Prediction, PipelineRun]:
     # No LLM here: presets that ask for one run with their no-LLM substitutes, as on a site without one.
     pipeline = build_pipeline(config, index=index, clients=ModelClients(embedder=embedder))
-    run = answer_question(case.question, pipeline=pipeline)
+    if config.decompose:  # the agentic preset: parts answered one by one, then combined
+        run = answer_in_parts(case.question, pipeline=pipeline)
+    else:
+        run = answer_question(case.question, pipeline=pipeline)
     return prediction_from_run(case.case_id, run), run
 
 
@@ -96,6 +101,13 @@ def with_overrides(config, assignments: list[str]):
     return type(config).from_dict(data)
 
 
+def with_distractors(documents: list, count: int) -> list:
+    """The gold documents and ``count`` others, sampled with a fixed seed (a quick, smaller corpus)."""
+    gold = [d for d in documents if d.external_id.startswith("gold/")]
+    others = [d for d in documents if not d.external_id.startswith("gold/")]
+    return gold + random.Random(0).sample(others, min(count, len(others)))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -111,6 +123,13 @@ def main() -> None:
         metavar="FIELD=VALUE",
         help="override a preset field, e.g. answer.passages_per_attempt=2 or min_retrieval_confidence=0.4",
     )
+    parser.add_argument(
+        "--distractors",
+        type=int,
+        metavar="N",
+        help="analyst-bench over its gold documents and N others (a seeded sample) instead of all 787",
+    )
+    parser.add_argument("--split", choices=("train", "dev", "test"), help="one analyst-bench split only")
     args = parser.parse_args()
 
     config = with_overrides(get_preset(args.preset), args.set)
@@ -120,9 +139,11 @@ def main() -> None:
     embedder = MemoEmbedder(corpus_embedder)
     if args.only != "clapnq":
         documents, _ = analyst_bench()
+        if args.distractors is not None:
+            documents = with_distractors(documents, args.distractors)
         index, _ = build(documents, corpus_embedder)
         gold_texts = load_gold_sentence_texts(data_dir=DATA)
-        for split in ("train", "dev", "test"):
+        for split in (args.split,) if args.split else ("train", "dev", "test"):
             cases = load_gold_cases(split, data_dir=DATA)
             report(
                 f"analyst-bench {split}",

@@ -291,6 +291,7 @@ CELERY_TASK_ROUTES = {
     "qa.tasks.generate_*": {"queue": "generation"},
     "qa.tasks.cite_*": {"queue": "citation"},
     "qa.tasks.verify_*": {"queue": "verification"},
+    "qa.tasks.combine_*": {"queue": "generation"},  # a decomposed question's parts combined
     "review.tasks.*": {"queue": "evaluation"},
     "groundedqa_site.tasks.*": {"queue": "maintenance"},
 }

@@ -18,10 +18,12 @@ def reap_jobs() -> dict:
     from documents.reembedding import reembeddings_reap
     from documents.services import documents_reap
     from qa.services import questions_reap
+    from qa.services.decomposition import decompositions_reap
     from review.services.evaluation import evaluation_runs_reap
 
     report = {
         "questions": questions_reap(),
+        "question_parts": decompositions_reap(),
         "documents": documents_reap(),
         "reembeddings": reembeddings_reap(),
         "evaluation_runs": evaluation_runs_reap(),

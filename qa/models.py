@@ -161,3 +161,43 @@ class TeamPreset(models.Model):
 
     def __str__(self) -> str:
         return f"{self.team.name}: {self.name}"
+
+
+class Decomposition(models.Model):
+    """A question split into parts (the agentic preset), and the fan-in count of finished parts.
+
+    Each part is a Question of its own (``SubQuestion.question``) that runs every stage as its own
+    jobs, leases and reaper included. With no Celery result backend there are no chords: the last
+    part to finish moves ``done`` to ``total`` with one atomic UPDATE and queues the combination.
+    """
+
+    question = models.OneToOneField(Question, on_delete=models.CASCADE, related_name="decomposition")
+    plan = models.JSONField()  # qa.pipeline.decompose.Plan as codec data
+    total = models.PositiveSmallIntegerField()
+    done = models.PositiveSmallIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.question_id}: {self.done}/{self.total} parts"
+
+
+class SubQuestion(models.Model):
+    """One part of a decomposed question: its own Question row, and whether fan-in counted it.
+
+    ``counted`` flips once, in the transaction that adds one to ``Decomposition.done``, so a
+    redelivered or repeated settle never counts a part twice.
+    """
+
+    decomposition = models.ForeignKey(Decomposition, on_delete=models.CASCADE, related_name="parts")
+    ordinal = models.PositiveSmallIntegerField()
+    question = models.OneToOneField(Question, on_delete=models.CASCADE, related_name="part_of")
+    counted = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["ordinal"]
+        constraints = [
+            models.UniqueConstraint(fields=["decomposition", "ordinal"], name="subquestion_unique_ordinal")
+        ]
+
+    def __str__(self) -> str:
+        return f"part {self.ordinal} of {self.decomposition_id}"

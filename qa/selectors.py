@@ -25,7 +25,8 @@ def by_origin(qs: QuerySet, origin: str = "asked", *, prefix: str = "") -> Query
         return qs
     if origin not in ORIGINS:
         raise ValueError(f"unknown question origin {origin!r}; use one of {', '.join(ORIGINS)}")
-    return qs.filter(**{f"{prefix}is_evaluation": origin == "evaluation"})
+    # The parts of a decomposed question (the agentic preset) show under it, not as questions of their own.
+    return qs.filter(**{f"{prefix}is_evaluation": origin == "evaluation", f"{prefix}part_of__isnull": True})
 
 
 def questions_for_user(user) -> QuerySet[Question]:

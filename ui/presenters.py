@@ -9,6 +9,7 @@ from django.urls import reverse
 from django.utils.dateparse import parse_datetime
 
 from qa.models import Question
+from qa.pipeline.combine import DecompositionStep
 from qa.pipeline.run import Attempt, Candidate, PipelineRun, RetrievalStep, StageRun
 from qa.selectors import question_run
 
@@ -300,7 +301,31 @@ def trace_view(run: PipelineRun) -> dict:
         "stage_runs": [_stage_run_view(r) for r in run.stage_runs],
         "trust": run.trust,  # answerability, context relevance, answer check, confidence (or None)
         "conversation": run.conversation,  # how a follow-up was rewritten (None: first turn, older run)
+        "decomposition": plan_view(run.decomposition),  # the plan and each part's answer (agentic)
     }
+
+
+def plan_view(step: DecompositionStep | None) -> dict | None:
+    """A split question's plan, each part beside its outcome and answer (parts still running: none)."""
+    if step is None:
+        return None
+    records = {record.question: record for record in step.parts}
+    rows = []
+    for text in step.plan.parts:
+        record = records.get(text)
+        rows.append(
+            {
+                "text": text,
+                "outcome": record.outcome if record else "",
+                "reason": record.reason if record else "",
+                "answer": record.answer.text if record and record.answer else "",
+                "question_id": record.question_id if record else 0,
+            }
+        )
+    how = {"llm": "by the LLM", "rules": "by rules, no LLM"}.get(
+        step.plan.method, "not split: it asks one thing"
+    )
+    return {"how": how, "note": step.plan.note, "count": len(rows), "rows": rows}
 
 
 def _stage_run_view(record: StageRun) -> dict:
@@ -328,6 +353,10 @@ def turn_view(question: Question) -> dict:
         "answer": answer_view(answer) if answer is not None else None,
         "answer_row": answer,
         "pending": step not in ("done", "failed"),
+        # The plan and each part's answer, for a question that was split (the agentic preset).
+        "decomposition": plan_view(question_run(question).decomposition)
+        if question.config.get("decompose")
+        else None,
     }
 
 

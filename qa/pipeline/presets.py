@@ -47,6 +47,9 @@ class PipelineConfig:
     # Pseudo-relevance feedback: retrieve again with this many words the best passages share
     # added to the question (qa.pipeline.expansion); 0 is off.
     expansion: int = 0
+    # Split a multi-part question into sub-questions, each answered as a question of its own with
+    # this preset less the split, then combine their answers (qa.pipeline.decompose, .combine).
+    decompose: bool = False
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -261,6 +264,18 @@ _register(
         "judged once: 10 LLM calls per question); without an LLM the evidence reranker alone, and the trace "
         "says so.",
         reranker="llm-pairwise",
+    )
+)
+
+_register(
+    replace(
+        PRESETS["default"],
+        name="agentic",
+        description="default, for questions that ask several things: the question is split into "
+        "sub-questions (by the LLM when one is configured, else by rules), each retrieved and answered "
+        "with citations as a question of its own, then combined into one answer; parts the sources do "
+        "not support are refused by name and the answer is partial.",
+        decompose=True,
     )
 )
 

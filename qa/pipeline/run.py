@@ -22,6 +22,7 @@ from typing import Literal
 from qa.pipeline import codec
 from qa.pipeline.answerability import AnswerabilityVerdict
 from qa.pipeline.answering_config import AnswerConfig
+from qa.pipeline.combine import DecompositionStep
 from qa.pipeline.confidence import AnswerCheck, Confidence
 from qa.pipeline.conversation import Rewrite
 from qa.pipeline.generation import DraftSentence
@@ -262,6 +263,8 @@ class PipelineRun:
     failure: StageFailure | None = None
     progress: AnsweringProgress | None = None  # answering between its stage tasks; None once answered
     stage_runs: tuple[StageRun, ...] = ()  # every stage execution, in order
+    # A question split into parts (the agentic preset): the plan, then each part's answer.
+    decomposition: DecompositionStep | None = None
 
     def timed(self, **seconds: float) -> PipelineRun:
         return replace(self, timings={**self.timings, **seconds})

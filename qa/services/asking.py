@@ -19,7 +19,8 @@ from qa.errors import (
 )
 from qa.models import Conversation, Question
 from qa.pipeline.run import PipelineRun
-from qa.services.stage_jobs import RETRIEVE_QUESTION_TASK, _claim, _generate, _retrieve
+from qa.services.decomposition import answer_decomposed_now
+from qa.services.stage_jobs import RETRIEVE_QUESTION_TASK, answer_queued_now
 
 logger = logging.getLogger(__name__)
 
@@ -165,15 +166,9 @@ def answer_now_with_run(
         conversation=conversation,
         is_evaluation=is_evaluation,
     )
-    run = None
-    # In process, a transient failure is not put back in the queue: the caller is waiting.
-    retrieved = _retrieve(question.pk, retry=False, history=history)
-    if retrieved is not None:
-        pipeline, run, ranked = retrieved
-        claimed = _claim(question.pk, waiting_stage="generation", stage="generation")
-        if claimed is not None:
-            with jobs.heartbeat(Question, claimed.pk, claimed.lease_owner):
-                # All three answering stages under the one claim: no hand-over in between.
-                _, run = _generate(claimed, pipeline, run, ranked, retry=False)
+    if config.decompose:  # the agentic preset: planned, each part answered, then combined
+        run = answer_decomposed_now(question.pk, history=history)
+    else:
+        run = answer_queued_now(question.pk, history=history)
     question.refresh_from_db()
     return question, run

@@ -40,7 +40,14 @@ from qa.pipeline.types import ScoredPassage
 logger = logging.getLogger(__name__)
 
 # The stage a question waits for, by the stage it was running when its lease ran out.
-WAITING_STAGE = {"retrieval": "", **{stage: stage for stage in stages.ANSWER_STAGES}}
+# A decomposed question (qa.services.decomposition) plans in place of retrieval, then waits for its parts
+# ("decomposed") and combines their answers.
+WAITING_STAGE = {
+    "retrieval": "",
+    "planning": "",
+    "combination": "decomposed",
+    **{stage: stage for stage in stages.ANSWER_STAGES},
+}
 RELEASED = jobs.RELEASED
 # Queued by name: the tasks module calls these services, so they do not import it.
 RETRIEVE_QUESTION_TASK = "qa.tasks.retrieve_question"
@@ -51,6 +58,7 @@ STAGE_TASKS = {
     "generation": GENERATE_ANSWER_TASK,
     "citation": "qa.tasks.cite_answer",
     "verification": "qa.tasks.verify_answer",
+    "decomposed": "qa.tasks.combine_answers",
 }
 
 
@@ -354,6 +362,21 @@ def _stage_claimed(question: Question, stage: stages.AnswerStage, *, retry: bool
         logger.warning("question %s: %s lost its lease; its result is dropped", question.pk, stage)
         return None
     return following
+
+
+def answer_queued_now(question_id: int, *, history: Sequence[tuple[str, str]] | None = None):
+    """Every stage of a question waiting for retrieval, in this process; its run (None: none claimed)."""
+    run = None
+    # In process, a transient failure is not put back in the queue: the caller is waiting.
+    retrieved = _retrieve(question_id, retry=False, history=history)
+    if retrieved is not None:
+        pipeline, run, ranked = retrieved
+        claimed = _claim(question_id, waiting_stage="generation", stage="generation")
+        if claimed is not None:
+            with jobs.heartbeat(Question, claimed.pk, claimed.lease_owner):
+                # All three answering stages under the one claim: no hand-over in between.
+                _, run = _generate(claimed, pipeline, run, ranked, retry=False)
+    return run
 
 
 def _generate(
