@@ -91,9 +91,9 @@ class BM25Index:
         self.idf = self._idf(df, n_docs)
         avgdl = lengths.mean() if n_docs else 0.0
         norm = k1 * (1 - b + b * lengths / avgdl) if avgdl > 0 else np.full(n_docs, k1)
-        self._post_weights = (
-            self.idf[post_terms] * tf * (k1 + 1) / (tf + norm[self._post_docs])
-        ).astype(np.float64)
+        self._post_weights = (self.idf[post_terms] * tf * (k1 + 1) / (tf + norm[self._post_docs])).astype(
+            np.float64
+        )
 
     def _idf(self, df: np.ndarray, n_docs: int) -> np.ndarray:
         if len(df) == 0:
@@ -145,4 +145,3 @@ class BM25Index:
         docs = np.concatenate([self._post_docs[s:e] for s, e in spans])
         weights = np.concatenate([self._post_weights[s:e] for s, e in spans])
         return docs, weights
-

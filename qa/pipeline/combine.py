@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from qa.pipeline.answerability import ANSWERABLE, PARTIAL_ANSWER, UNANSWERABLE, UNDERSPECIFIED
-from qa.pipeline.decompose import Plan
+from qa.pipeline.decompose import Plan, framing
 from qa.pipeline.text import STOPWORDS, stem, words
 from qa.pipeline.types import REFUSAL_TEXT, SUPPORTED, UNSUPPORTED, Answer, AnswerSentence
 
@@ -72,7 +72,10 @@ def combine(plan: Plan, parts: Sequence[PartAnswer]) -> tuple[Answer, tuple[Part
     records: list[PartRecord] = []
     for part, outcome, reason in checked:
         if outcome == "answered":
-            kept = _cited(part.answer)[:share]
+            # Two parts often find the same best sentence; it is said once, and the later part's
+            # share goes to its next sentence.
+            said = {s.text for s in sentences}
+            kept = [s for s in _cited(part.answer) if s.text not in said][:share]
             sentences.extend(kept)
         else:
             kept = []
@@ -147,7 +150,8 @@ _BE_QUESTION = re.compile(
 def sources_do_not_say(question: str) -> str:
     """The refusal of one part, as a sentence: "The sources do not say when Westmere was founded."
     Only "wh + be" questions are turned into an indirect question; others are quoted."""
-    text = question.strip().rstrip("?").strip()
+    _, text = framing(question.strip())  # "According to the article, " is the analyst's, not the gap
+    text = text.rstrip("?").strip()
     match = _BE_QUESTION.match(text)
     if match:
         rest = match["rest"].split()

@@ -92,14 +92,14 @@ def plan_question(question: str, *, llm: LLM | None = None) -> Plan:
 
 def rule_plan(question: str) -> Plan:
     question = " ".join(question.split())
-    framing, asked = _framing(question)
+    opening, asked = framing(question)
     for split in (_by_question_marks, _comparison, _listed_items, _joined_questions):
         parts = split(asked)
         if len(parts) > 1:
             parts = _standalone(parts[:MAX_PARTS])
             # "According to the article, ..." goes with every part: it is what the analyst asked of them.
             return Plan(
-                question, tuple(f"{framing}{_lower_first(p)}" if framing else p for p in parts), "rules"
+                question, tuple(f"{opening}{_lower_first(p)}" if opening else p for p in parts), "rules"
             )
     return Plan(question, (question,), "single")
 
@@ -111,7 +111,7 @@ _FRAMING = re.compile(
 )
 
 
-def _framing(question: str) -> tuple[str, str]:
+def framing(question: str) -> tuple[str, str]:
     """("According to the article, ", the rest) for a question that opens with such a phrase."""
     match = _FRAMING.match(question)
     if not match:
@@ -219,7 +219,7 @@ _WH_WORDS = {"what", "who", "whom", "whose", "when", "where", "which", "why", "h
 def _names_in(text: str) -> list[str]:
     """Capitalised runs past the first word, possessives cut ("Rwanda's" -> "Rwanda")."""
     text = re.sub(r"['’]s\b", "", text)
-    _, framed = _framing(text)
+    _, framed = framing(text)
     first, _, rest = framed.partition(" ")
     names = [m.group() for m in _NAME.finditer(rest)]
     return [n for n in names if n.lower() not in _WH_WORDS and len(n) > 1]

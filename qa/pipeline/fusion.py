@@ -39,10 +39,7 @@ def fuse_minmax(lexical: Ranking, dense: Ranking, alpha: float) -> dict[str, flo
         raise ValueError(f"alpha must lie in [0, 1], got {alpha}")
     lexical_norm, dense_norm = minmax_normalise(lexical), minmax_normalise(dense)
     keys = list(dict.fromkeys([k for k, _ in lexical] + [k for k, _ in dense]))
-    return {
-        key: alpha * dense_norm.get(key, 0.0) + (1 - alpha) * lexical_norm.get(key, 0.0)
-        for key in keys
-    }
+    return {key: alpha * dense_norm.get(key, 0.0) + (1 - alpha) * lexical_norm.get(key, 0.0) for key in keys}
 
 
 def fuse_rrf(rankings: Sequence[Ranking], k: int = 60) -> dict[str, float]:

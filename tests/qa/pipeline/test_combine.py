@@ -99,3 +99,14 @@ def test_refusal_sentences_read_as_indirect_questions():
         == "The sources do not say what the capital of Oman is."
     )
     assert sources_do_not_say("Why did the port grow?") == 'The sources do not say: "Why did the port grow?"'
+
+
+def test_a_sentence_two_parts_both_found_is_said_once_and_the_framing_is_not_quoted():
+    shared = "Keita won the elections in 2013 and 2018."
+    first = answered("mali", shared, title="Mali")
+    second = answered("mali", shared, "Observers deemed these elections credible.", title="Mali")
+    plan = Plan("Q", ("Who won Mali's elections?", "How did observers judge Mali's elections?"), "rules")
+    answer, _ = combine(plan, [PartAnswer(plan.parts[0], first), PartAnswer(plan.parts[1], second)])
+    assert [s.text for s in answer.sentences] == [shared, "Observers deemed these elections credible."]
+    refused = sources_do_not_say("According to the article, how many stations lacked accreditation?")
+    assert refused == 'The sources do not say: "How many stations lacked accreditation?"'
