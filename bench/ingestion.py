@@ -10,8 +10,9 @@ in this process (the same model class and batch size as the worker).
 Repetitions alternate baseline and end to end, so drift on a shared machine
 hits both; the ratio is taken per repetition and its median reported.
 
-Where the time goes: the encoder called per document as ``document_embed``
-calls it; the same documents through a worker whose embedder only looks
+Where the time goes: the encoder called one document at a time, as
+``document_embed`` did before it encoded queued documents together
+(``INGEST_ENCODE_SENTENCES``); the same documents through a worker whose embedder only looks
 vectors up (no encoding); idle time between tasks from the worker's log; and
 in-process ``document_embed`` with each service step timed. (A shorter broker
 polling interval and rows written by binary COPY were measured here and
@@ -112,7 +113,7 @@ def run(args) -> dict:
     rows = [
         ("encoder, one call over all sentences (baseline)", base_s, base, 1.0, float("nan")),
         row(
-            "encoder, per document as document_embed calls it",
+            "encoder, one document per call (before INGEST_ENCODE_SENTENCES)",
             median([r["seconds"] for r in runs["encoder_per_document"]]),
         ),
         row(

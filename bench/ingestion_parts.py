@@ -118,7 +118,9 @@ def embed_in_process(root: Path, embedder, label: str) -> dict:
     ids = stage_all(root, corpus, enqueue=False)
     hashes = dict(Document.objects.filter(pk__in=ids).values_list("pk", "pending_hash"))
     with timed_steps() as steps, Stopwatch() as total:
-        for document_id in ids:  # as the worker does, one document at a time
+        # As the worker does: one call per document id; the first claims the queued
+        # documents it can encode with it (INGEST_ENCODE_SENTENCES), the others find them done.
+        for document_id in ids:
             services.document_embed(
                 document_id=document_id, expected_hash=hashes[document_id], embedder=embedder
             )
@@ -128,7 +130,7 @@ def embed_in_process(root: Path, embedder, label: str) -> dict:
 
 
 def encode_per_document(embedder, documents) -> None:
-    """Encode as ``document_embed`` does: each document on its own, in slices of its batch size."""
+    """Encode as ``document_embed`` did before it grouped documents: each on its own, in slices."""
     from django.conf import settings
 
     batch = max(settings.QA_EMBEDDING_BATCH_SIZE * 4, 64)

@@ -21,7 +21,8 @@ from pathlib import Path
 import numpy as np
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Func, IntegerField, Q
+from django.db.models.fields.json import KeyTransform
 from django.utils import timezone
 
 from audit.models import AuditEvent
@@ -54,6 +55,8 @@ from qa.pipeline.protocols import Embedder
 logger = logging.getLogger(__name__)
 
 SAVE_BATCH = 2000
+# Queued documents looked at for one shared encode (the sentence budget usually stops it first).
+COMPANIONS_MAX = 200
 EMBED_DOCUMENT_TASK = "documents.tasks.embed_document"
 
 
@@ -251,12 +254,12 @@ def document_stage(
     return Submitted(document, changed=True)
 
 
-def _claim(document_id: int, expected_hash: str) -> str | None:
+def _claim(document_id: int, expected_hash: str, owner: str | None = None) -> str | None:
     """Move a staged document to PARSING under a lease; only one worker wins. Returns the lease owner.
 
     A worker that died mid-job is noticed by its lease running out (documents_reap).
     """
-    owner = jobs.new_owner()
+    owner = owner or jobs.new_owner()
     now = timezone.now()
     claimed = Document.objects.filter(
         pk=document_id, pending_hash=expected_hash, status=Document.Status.QUEUED
@@ -269,8 +272,8 @@ def _claim(document_id: int, expected_hash: str) -> str | None:
     return owner if claimed else None
 
 
-def _set_progress(document_id: int, status: str, progress: int) -> None:
-    Document.objects.filter(pk=document_id).update(
+def _set_progress(document_ids: list[int], status: str, progress: int) -> None:
+    Document.objects.filter(pk__in=document_ids).update(
         status=status, progress=progress, updated_at=timezone.now()
     )
 
@@ -290,6 +293,12 @@ def document_embed(
 
     ``embedder`` is the site's model; a corpus embedded with another model
     (``Corpus.embedding_space``) is encoded by that one.
+
+    Other queued documents of the same corpus and lane are claimed with it and
+    encoded in the same calls (``_claim_companions``): one document at a time,
+    the encoder pads a few long lines and many short ones into the same batches,
+    and a short document makes a batch of its own. Each document is still swapped
+    in by its own transaction, and their own messages later find nothing to claim.
     """
     owner = _claim(document_id, expected_hash)
     if owner is None:
@@ -297,30 +306,86 @@ def document_embed(
             "document %s: version %s not claimable (done, superseded or gone)", document_id, expected_hash[:8]
         )
         return None
-    with jobs.heartbeat(Document, document_id, owner):
-        document = Document.objects.get(pk=document_id)
-        for _ in range(MODEL_SWITCH_RETRIES):
-            space = vectors.current_space(document.corpus_id)
+    claimed = {document_id: expected_hash}
+    claimed.update(_claim_companions(document_id, owner))
+    outcomes: dict[int, Document | None] = {}
+    with jobs.heartbeat(Document, list(claimed), owner):
+        built = {}
+        for pk, digest in claimed.items():
             try:
-                sentences, chunks = _build_rows(document)
+                built[pk] = _build_rows(Document.objects.get(pk=pk))
+            except Exception as exc:  # noqa: BLE001 - any failure is reported on the document itself
+                logger.exception("document %s failed to embed", pk)
+                outcomes[pk] = _fail(pk, digest, _readable(exc), owner=owner)
+        corpus_id = Document.objects.filter(pk=document_id).values_list("corpus_id", flat=True).first()
+        for _ in range(MODEL_SWITCH_RETRIES):
+            if not built:
+                break
+            space = vectors.current_space(corpus_id)
+            try:
                 encoder = embedder if space is None else model_named(space.model).passage
                 dimension = EMBEDDING_DIM if space is None else space.dimension
-                encoded = _encode(document_id, [s.text for s in sentences], encoder, on_progress, dimension)
-            except Exception as exc:  # noqa: BLE001 - any failure is reported on the document itself
-                logger.exception("document %s failed to embed", document_id)
-                return _fail(document_id, expected_hash, _readable(exc), owner=owner)
-            swapped = _swap_in(
-                document_id, expected_hash, sentences, chunks, encoded, owner=owner, space=space
-            )
-            if swapped is not MODEL_SWITCHED:
-                return swapped
-            logger.info(
-                "document %s: its corpus switched embedding models while it embedded; again", document_id
-            )
+                texts = {pk: [s.text for s in sentences] for pk, (sentences, _) in built.items()}
+                encoded = _encode(texts, encoder, on_progress, dimension)
+            except Exception as exc:  # noqa: BLE001 - any failure is reported on the documents themselves
+                logger.exception("documents %s failed to embed", sorted(built))
+                outcomes.update({pk: _fail(pk, claimed[pk], _readable(exc), owner=owner) for pk in built})
+                built = {}
+                break
+            switched = {}
+            for pk, rows in encoded.items():
+                swapped = _swap_in(pk, claimed[pk], *built[pk], rows, owner=owner, space=space)
+                if swapped is MODEL_SWITCHED:
+                    switched[pk] = built[pk]
+                else:
+                    outcomes[pk] = swapped
+            if switched:
+                logger.info("documents %s: their corpus switched embedding models; again", sorted(switched))
+            built = switched
         reason = (
             "Its corpus kept switching embedding models while the document was embedded; upload it again."
         )
-        return _fail(document_id, expected_hash, reason, owner=owner)
+        outcomes.update({pk: _fail(pk, claimed[pk], reason, owner=owner) for pk in built})
+    if len(claimed) > 1:
+        logger.info("document %s embedded with %s other queued documents", document_id, len(claimed) - 1)
+    return outcomes.get(document_id)
+
+
+def _claim_companions(document_id: int, owner: str) -> dict[int, str]:
+    """Claim queued documents of ``document_id``'s corpus and lane, oldest first, while the
+    sentences of all of them stay within ``INGEST_ENCODE_SENTENCES``; {pk: pending hash}.
+
+    The same conditional claim as the document's own, so each is still claimed
+    exactly once, by whichever worker gets there first.
+    """
+    budget = settings.INGEST_ENCODE_SENTENCES
+    first = Document.objects.filter(pk=document_id).values("corpus_id", "bulk", "pending_sentences").first()
+    if first is None or budget <= 0:
+        return {}
+    budget -= len((first["pending_sentences"] or {}).get("sentences", []))
+    queued = (
+        Document.objects.filter(
+            corpus_id=first["corpus_id"], bulk=first["bulk"], status=Document.Status.QUEUED
+        )
+        .exclude(pk=document_id)
+        .annotate(
+            n_sentences=Func(
+                KeyTransform("sentences", "pending_sentences"),
+                function="jsonb_array_length",
+                output_field=IntegerField(),
+            )
+        )
+        .order_by("pk")
+        .values_list("pk", "pending_hash", "n_sentences")[:COMPANIONS_MAX]
+    )
+    companions = {}
+    for pk, digest, n_sentences in queued:
+        if (n_sentences or 0) > budget:
+            break
+        if _claim(pk, digest, owner):
+            companions[pk] = digest
+            budget -= n_sentences or 0
+    return companions
 
 
 def _build_rows(document: Document) -> tuple[list[Sentence], list[tuple[int, int]]]:
@@ -347,20 +412,33 @@ def _build_rows(document: Document) -> tuple[list[Sentence], list[tuple[int, int
     return sentences, windows
 
 
-def _encode(document_id, texts, embedder, on_progress, dimension: int = EMBEDDING_DIM) -> np.ndarray:
-    _set_progress(document_id, Document.Status.EMBEDDING, 0)
-    batch = max(settings.QA_EMBEDDING_BATCH_SIZE * 4, 64)
-    parts = []
-    for begin in range(0, len(texts), batch):
-        part = np.asarray(embedder.encode(texts[begin : begin + batch]), dtype=np.float32)
-        if part.shape != (len(texts[begin : begin + batch]), dimension) or not np.isfinite(part).all():
+def _encode(
+    texts: dict[int, list[str]], embedder, on_progress, dimension: int = EMBEDDING_DIM
+) -> dict[int, np.ndarray]:
+    """Vectors of every document's sentences, {pk: (n, dim)}, encoded together.
+
+    The sentences of all documents are sorted by length before they are cut into
+    calls, so each call (and each batch the encoder makes of it) holds lines of
+    similar length; progress is reported on every document after each call.
+    """
+    pks = list(texts)
+    _set_progress(pks, Document.Status.EMBEDDING, 0)
+    flat = [text for pk in pks for text in texts[pk]]
+    order = sorted(range(len(flat)), key=lambda i: len(flat[i]), reverse=True)
+    out = np.empty((len(flat), dimension), dtype=np.float32)
+    call = max(settings.QA_EMBEDDING_BATCH_SIZE * 16, 256)
+    for begin in range(0, len(order), call):
+        rows = order[begin : begin + call]
+        part = np.asarray(embedder.encode([flat[i] for i in rows]), dtype=np.float32)
+        if part.shape != (len(rows), dimension) or not np.isfinite(part).all():
             raise ValueError(f"the embedding model returned an unusable result of shape {part.shape}")
-        parts.append(part)
-        done = min(begin + batch, len(texts))
-        _set_progress(document_id, Document.Status.EMBEDDING, int(100 * done / len(texts)))
+        out[rows] = part
+        done = begin + len(rows)
+        _set_progress(pks, Document.Status.EMBEDDING, int(100 * done / len(flat)))
         if on_progress:
-            on_progress(done, len(texts))
-    return np.concatenate(parts)
+            on_progress(done, len(flat))
+    bounds = np.cumsum([0] + [len(texts[pk]) for pk in pks])
+    return {pk: out[bounds[i] : bounds[i + 1]] for i, pk in enumerate(pks)}
 
 
 def _next_corpus_version(corpus_id: int) -> int:

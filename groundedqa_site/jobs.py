@@ -23,6 +23,7 @@ import random
 import socket
 import threading
 import uuid
+from collections.abc import Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 
@@ -105,8 +106,9 @@ def reset_connection_after(exc: BaseException) -> None:
 
 
 @contextmanager
-def heartbeat(model, pk: int, owner: str):
-    """Renew the lease of ``model`` row ``pk`` held by ``owner`` until the block ends.
+def heartbeat(model, pk: int | Sequence[int], owner: str):
+    """Renew the lease of ``model`` row ``pk`` (or rows: one owner may hold several) held by
+    ``owner`` until the block ends.
 
     The renewals run on a thread of their own, with their own database
     connection, so a stage busy in C code (an encoder, a BM25 build) still
@@ -114,12 +116,13 @@ def heartbeat(model, pk: int, owner: str):
     fenced writes will then be refused.
     """
     stop = threading.Event()
+    pks = [pk] if isinstance(pk, int) else list(pk)
 
     def renew() -> None:
         try:
             while not stop.wait(settings.JOB_HEARTBEAT_SECONDS):
                 try:
-                    held = model.objects.filter(pk=pk, lease_owner=owner).update(
+                    held = model.objects.filter(pk__in=pks, lease_owner=owner).update(
                         lease_expires_at=lease_until()
                     )
                 except DatabaseError as exc:
@@ -132,7 +135,7 @@ def heartbeat(model, pk: int, owner: str):
         finally:
             connection.close()
 
-    thread = threading.Thread(target=renew, name=f"lease-{model.__name__}-{pk}", daemon=True)
+    thread = threading.Thread(target=renew, name=f"lease-{model.__name__}-{pks[0]}", daemon=True)
     thread.start()
     try:
         yield

@@ -356,6 +356,9 @@ INGEST_BULK_DOCUMENTS = env_int("INGEST_BULK_DOCUMENTS", 20, minimum=1)
 BULK_WORKER_NICE = env_int("BULK_WORKER_NICE", 10, minimum=0)
 if BULK_WORKER_NICE > 19:
     raise ImproperlyConfigured(f"BULK_WORKER_NICE={BULK_WORKER_NICE} must be at most 19.")
+# A worker embedding a document also claims queued documents of its corpus and lane, oldest
+# first, up to this many sentences in all, and encodes them together (0: one document at a time).
+INGEST_ENCODE_SENTENCES = env_int("INGEST_ENCODE_SENTENCES", 2000, minimum=0)
 CHUNK_SENTENCES = env_int("CHUNK_SENTENCES", 8, minimum=1)
 CHUNK_OVERLAP = env_int("CHUNK_OVERLAP", 2, minimum=0)
 if CHUNK_OVERLAP >= CHUNK_SENTENCES:

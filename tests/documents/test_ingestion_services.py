@@ -141,3 +141,92 @@ def test_task_for_a_deleted_document_exits_cleanly(corpus, embedder):
         services.document_embed(document_id=submitted.document.pk, expected_hash=digest, embedder=embedder)
         is None
     )
+
+
+FLEET = b"""Fleet note
+
+The company operates 41 tugboats. Its oldest vessel was launched in 1987 and still works the northern berths.
+"""
+WEATHER = b"""Weather log
+
+Fog closed the harbour for three days in February.
+"""
+
+
+def staged(corpus, filename, data, *, bulk=False) -> Document:
+    [parsed] = services.parse_upload(filename=filename, data=data)
+    submitted = services.document_stage(corpus=corpus, parsed=parsed, filename=filename, bulk=bulk)
+    return Document.objects.get(pk=submitted.document.pk)
+
+
+@pytest.mark.django_db
+def test_queued_documents_of_the_corpus_are_embedded_together_each_with_its_own_vectors(corpus, embedder):
+    from tests.factories import CorpusFactory
+
+    report, fleet, weather = (
+        staged(corpus, name, data)
+        for name, data in (("report.txt", REPORT), ("fleet.txt", FLEET), ("weather.txt", WEATHER))
+    )
+    elsewhere = staged(CorpusFactory(team=corpus.team), "report.txt", REPORT)
+    done = services.document_embed(
+        document_id=report.pk, expected_hash=report.pending_hash, embedder=embedder
+    )
+    assert done.status == Document.Status.READY
+    for document in (fleet, weather):
+        document.refresh_from_db()
+        assert document.status == Document.Status.READY and document.progress == 100
+        # Its own message, delivered later, finds nothing left to do.
+        assert (
+            services.document_embed(
+                document_id=document.pk, expected_hash=document.pending_hash, embedder=embedder
+            )
+            is None
+        )
+    elsewhere.refresh_from_db()
+    assert elsewhere.status == Document.Status.QUEUED  # another corpus waits for its own task
+    # Sorted by length for encoding, every sentence still got its own vector back.
+    sentences = list(Sentence.objects.filter(document__corpus=corpus).order_by("document_id", "ordinal"))
+    alone = embedder.encode([s.text for s in sentences])
+    stored = np.array([s.embedding for s in sentences])
+    assert np.allclose(np.sum(stored * alone, axis=1), 1.0, atol=1e-3)
+    query = embedder.encode(["How many tugboats does the company have?"])[0]
+    best = Sentence.objects.annotate(d=CosineDistance("embedding", query)).order_by("d").first()
+    assert best.text == "The company operates 41 tugboats."
+
+
+@pytest.mark.django_db
+def test_shared_encoding_stops_at_the_sentence_budget_and_the_lane(corpus, embedder, settings):
+    settings.INGEST_ENCODE_SENTENCES = 6  # the report's 5 sentences fit, not the fleet note's too
+    report, fleet = staged(corpus, "report.txt", REPORT), staged(corpus, "fleet.txt", FLEET)
+    bulk = staged(corpus, "weather.txt", WEATHER, bulk=True)
+    services.document_embed(document_id=report.pk, expected_hash=report.pending_hash, embedder=embedder)
+    for document in (fleet, bulk):
+        document.refresh_from_db()
+        assert document.status == Document.Status.QUEUED
+    services.document_embed(document_id=fleet.pk, expected_hash=fleet.pending_hash, embedder=embedder)
+    fleet.refresh_from_db()
+    bulk.refresh_from_db()
+    assert fleet.status == Document.Status.READY
+    assert bulk.status == Document.Status.QUEUED  # a bulk import's documents wait in their own lane
+
+
+@pytest.mark.django_db
+def test_a_companion_that_cannot_be_built_fails_alone(corpus, embedder):
+    report, fleet = staged(corpus, "report.txt", REPORT), staged(corpus, "fleet.txt", FLEET)
+    Document.objects.filter(pk=fleet.pk).update(pending_sentences={"sentences": []})
+    services.document_embed(document_id=report.pk, expected_hash=report.pending_hash, embedder=embedder)
+    report.refresh_from_db()
+    fleet.refresh_from_db()
+    assert report.status == Document.Status.READY
+    assert fleet.status == Document.Status.FAILED and "no sentences" in fleet.error
+
+
+@pytest.mark.django_db
+def test_an_encoder_failure_fails_every_document_it_was_encoding(corpus):
+    report, fleet = staged(corpus, "report.txt", REPORT), staged(corpus, "fleet.txt", FLEET)
+    services.document_embed(
+        document_id=report.pk, expected_hash=report.pending_hash, embedder=FailingEmbedder()
+    )
+    for document in (report, fleet):
+        document.refresh_from_db()
+        assert document.status == Document.Status.FAILED and "ran out of memory" in document.error
