@@ -32,8 +32,9 @@ BENCHMARKS = {
     "comparison": "bench.comparison",
     "busy": "bench.busy",
     "reembed": "bench.reembed",
+    "hnsw_insert": "bench.hnsw_insert",
 }
-ON_REQUEST = {"faults", "busy"}
+ON_REQUEST = {"faults", "busy", "hnsw_insert"}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -66,6 +67,11 @@ def main(argv: list[str] | None = None) -> int:
         "(default 16:128,32:64 at the middle size only)",
     )
     parser.add_argument(
+        "--hnsw-index",
+        default="",
+        help="dense: m:ef_construction of the sentence index a load builds (default the app's, 16:64)",
+    )
+    parser.add_argument(
         "--questions",
         type=int,
         default=0,
@@ -84,6 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     args.sizes = [int(s) for s in args.sizes.split(",") if s] or list(
         QUICK_SIZES if args.quick else DEFAULT_SIZES
     )
+    args.hnsw_index = tuple(int(x) for x in args.hnsw_index.split(":")) if args.hnsw_index else None
     args.queries = args.queries or (40 if args.quick else 200)
     failed = []
     for name in args.benchmarks or [name for name in BENCHMARKS if name not in ON_REQUEST]:

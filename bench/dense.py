@@ -21,10 +21,12 @@ import numpy as np
 
 from bench.common import latency_summary, log, median, print_table, ratio, write_result
 from bench.corpus import load_documents, questions, real_vectors, scaled_corpus
-from bench.scale_db import APP_INDEXES, build_hnsw, connect, database_name, load
+from bench.scale_db import APP_INDEXES, build_hnsw, connect, database_name, index_parameters, load
 
-EF_SEARCH = (40, 100, 400, 1000)  # 1000 is pgvector's maximum
-APP_EF_SEARCH = 100
+EF_SEARCH = (40, 100, 200, 400, 1000)  # 1000 is pgvector's maximum
+# ann-benchmarks' k-nn recall counts a returned neighbour whose distance is within 1e-3 of the true
+# k-th distance; the strict figure below counts exact ties only (1e-5, float32 rounding).
+TIE_TOLERANCE, ANN_BENCHMARKS_EPSILON = 1e-5, 1e-3
 # The planner picks a sequential scan over a small table; HNSW figures are of the index, always.
 HNSW_SETTINGS = {"enable_seqscan": "off"}
 TARGET_RECALL, TARGET_SPEEDUP_AT_1M = 0.95, 10.0
@@ -68,13 +70,19 @@ def uses_hnsw(conn, sql: str, vector: np.ndarray, settings: dict) -> bool:
     return "sentence_embedding_hnsw" in plan
 
 
-def recall_at_10(found: list[list[int]], sims: np.ndarray) -> float:
+def app_ef_search() -> int:
+    from django.conf import settings
+
+    return settings.QA_HNSW_EF_SEARCH
+
+
+def recall_at_10(found: list[list[int]], sims: np.ndarray, tolerance: float = TIE_TOLERANCE) -> float:
     """Share of returned ids at least as similar as the true 10th neighbour (ties count as found).
 
     analyst-bench repeats sentences verbatim (72k distinct texts in 89k), so several ids share the
     10th similarity; which of them a search returns is arbitrary and not a miss.
     """
-    tenth = np.partition(sims, -10, axis=1)[:, -10] - 1e-5
+    tenth = np.partition(sims, -10, axis=1)[:, -10] - tolerance
     hits = [sum(sims[i, j - 1] >= tenth[i] for j in ids) / 10 for i, ids in enumerate(found)]
     return float(np.mean(hits))
 
@@ -83,17 +91,61 @@ def sweep(conn, vectors, truth, repeats: int) -> list[dict]:
     rows = []
     for ef in EF_SEARCH:
         found, lat = timed_queries(conn, RAW_QUERY, vectors, repeats, HNSW_SETTINGS | {"hnsw.ef_search": ef})
-        rows.append({"ef_search": ef, "recall@10": recall_at_10(found, truth), **latency_summary(lat)})
+        rows.append(
+            {
+                "ef_search": ef,
+                "recall@10": recall_at_10(found, truth),
+                "recall@10_ann_benchmarks": recall_at_10(found, truth, ANN_BENCHMARKS_EPSILON),
+                **latency_summary(lat),
+            }
+        )
+    return rows
+
+
+def tenth_gaps(truth: np.ndarray) -> dict:
+    """How crowded the 10th place is: similarity of the 10th minus the 11th and the 20th, per query."""
+    top = -np.sort(-np.partition(truth, -20, axis=1)[:, -20:], axis=1)
+    return {
+        "median_gap_10_11": float(np.median(top[:, 9] - top[:, 10])),
+        "median_gap_10_20": float(np.median(top[:, 9] - top[:, 19])),
+        "median_sim_10": float(np.median(top[:, 9])),
+    }
+
+
+def iterative_scans(conn, vectors, truth, repeats: int) -> list[dict]:
+    """The app's query (corpus join: a filter the index cannot apply) with each iterative-scan mode."""
+    rows = []
+    for mode in ("off", "relaxed_order", "strict_order"):
+        for ef in (100, app_ef_search(), 1000):
+            settings = {"hnsw.iterative_scan": mode, "hnsw.ef_search": ef}
+            found, lat = timed_queries(conn, APP_QUERY, vectors, repeats, settings)
+            rows.append(
+                {
+                    "iterative_scan": mode,
+                    "ef_search": ef,
+                    "recall@10": recall_at_10(found, truth),
+                    "returned": float(np.mean([len(ids) for ids in found])),
+                    **latency_summary(lat),
+                }
+            )
     return rows
 
 
 def measure_size(size: int, base, base_vectors, query_vectors, args, grid) -> dict:
     corpus = scaled_corpus(size, base, base_vectors)
-    load_timings = load(corpus)
+    load_timings = load(corpus, sentence_index=args.hnsw_index)
     truth = query_vectors @ corpus.vectors.T  # exact similarities; sentence ids are row + 1
     repeats = args.repeat or 3
-    result = {"size": size, "copies": corpus.copies, "load": load_timings, "queries": len(query_vectors)}
+    app_ef = app_ef_search()
+    result = {
+        "size": size,
+        "copies": corpus.copies,
+        "load": load_timings,
+        "queries": len(query_vectors),
+        "crowding": tenth_gaps(truth),
+    }
     with connect(database_name(size)) as conn:
+        result["index_parameters"] = index_parameters(conn, "sentence_embedding_hnsw")
         result["table_mb"] = conn.execute(
             "SELECT pg_total_relation_size('documents_sentence') / 1e6::float8"
         ).fetchone()[0]
@@ -103,8 +155,8 @@ def measure_size(size: int, base, base_vectors, query_vectors, args, grid) -> di
         result["plans"] = {
             name: uses_hnsw(conn, sql, query_vectors[0], settings)
             for name, sql, settings in (
-                ("raw", RAW_QUERY, HNSW_SETTINGS | {"hnsw.ef_search": APP_EF_SEARCH}),
-                ("app", APP_QUERY, {"hnsw.iterative_scan": "relaxed_order", "hnsw.ef_search": APP_EF_SEARCH}),
+                ("raw", RAW_QUERY, HNSW_SETTINGS | {"hnsw.ef_search": app_ef}),
+                ("app", APP_QUERY, {"hnsw.iterative_scan": "relaxed_order", "hnsw.ef_search": app_ef}),
                 ("exact", RAW_QUERY, {"enable_indexscan": "off"}),
             )
         }
@@ -131,7 +183,7 @@ def measure_size(size: int, base, base_vectors, query_vectors, args, grid) -> di
             RAW_QUERY,
             query_vectors[:n_exact],
             repeats,
-            HNSW_SETTINGS | {"hnsw.ef_search": APP_EF_SEARCH},
+            HNSW_SETTINGS | {"hnsw.ef_search": app_ef},
         )
         result["hnsw_on_exact_queries"] = latency_summary(hnsw_subset)
         result["speedup_p50"] = ratio(result["exact"]["p50_ms"], result["hnsw_on_exact_queries"]["p50_ms"])
@@ -140,12 +192,14 @@ def measure_size(size: int, base, base_vectors, query_vectors, args, grid) -> di
             APP_QUERY,
             query_vectors,
             repeats,
-            {"hnsw.iterative_scan": "relaxed_order", "hnsw.ef_search": APP_EF_SEARCH},
+            {"hnsw.iterative_scan": "relaxed_order", "hnsw.ef_search": app_ef},
         )
         result["app_query"] = {"recall@10": recall_at_10(found, truth), **latency_summary(lat)}
+        log(f"dense {size:,}: iterative scans")
+        result["iterative_scans"] = iterative_scans(conn, query_vectors, truth, repeats)
         result["grid"] = []
         # The app's parameters go last: that rebuild restores the index and times it in this same run.
-        app_params = APP_INDEXES["sentence_embedding_hnsw"][1:]
+        app_params = tuple(args.hnsw_index or APP_INDEXES["sentence_embedding_hnsw"][1:])
         for m, ef_construction in [*(g for g in grid if g != app_params), app_params] if grid else []:
             seconds = build_hnsw(conn, "sentence_embedding_hnsw", "documents_sentence", m, ef_construction)
             size_mb = conn.execute(
@@ -186,8 +240,9 @@ def run(args) -> dict:
         # Saved after each size: a long run cut short keeps what it measured.
         write_result("dense", {"sizes": results, "partial": True}, quick=args.quick, sizes=args.sizes)
     rows = []
+    app_ef = app_ef_search()
     for r in results:
-        default = next(s for s in r["hnsw"] if s["ef_search"] == APP_EF_SEARCH)
+        default = next(s for s in r["hnsw"] if s["ef_search"] == app_ef)
         rows.append(
             (
                 f"{r['size']:,}",
@@ -205,7 +260,7 @@ def run(args) -> dict:
             )
         )
     print_table(
-        f"pgvector HNSW (m=16, ef_construction=64, ef_search={APP_EF_SEARCH}) vs exact scan, top-10 "
+        f"pgvector HNSW (m, ef_construction as built, ef_search={app_ef}) vs exact scan, top-10 "
         f"({len(query_vectors)} queries; speed-up = exact p50 / HNSW p50 on the exact-scan queries; "
         f"targets recall >= {TARGET_RECALL}, >= {TARGET_SPEEDUP_AT_1M:.0f}x at 1M)",
         [
@@ -225,7 +280,15 @@ def run(args) -> dict:
         rows,
     )
     sweep_rows = [
-        (f"{r['size']:,}", 16, 64, s["ef_search"], s["recall@10"], s["p50_ms"], s["p95_ms"])
+        (
+            f"{r['size']:,}",
+            *r["index_parameters"],
+            s["ef_search"],
+            s["recall@10"],
+            s["recall@10_ann_benchmarks"],
+            s["p50_ms"],
+            s["p95_ms"],
+        )
         for r in results
         for s in r["hnsw"]
     ]
@@ -236,6 +299,7 @@ def run(args) -> dict:
             g["ef_construction"],
             s["ef_search"],
             s["recall@10"],
+            s["recall@10_ann_benchmarks"],
             s["p50_ms"],
             s["p95_ms"],
         )
@@ -245,8 +309,38 @@ def run(args) -> dict:
     ]
     print_table(
         "HNSW parameters: recall@10 and latency (ms)",
-        ["sentences", "m", "ef_construction", "ef_search", "recall@10", "p50", "p95"],
+        ["sentences", "m", "ef_construction", "ef_search", "recall@10", "recall@10 (1e-3)", "p50", "p95"],
         sweep_rows,
+    )
+    print_table(
+        "The app's query (corpus join) by iterative-scan mode: recall@10, rows returned, latency (ms)",
+        ["sentences", "iterative_scan", "ef_search", "recall@10", "returned", "p50", "p95"],
+        [
+            (
+                f"{r['size']:,}",
+                i["iterative_scan"],
+                i["ef_search"],
+                i["recall@10"],
+                i["returned"],
+                i["p50_ms"],
+                i["p95_ms"],
+            )
+            for r in results
+            for i in r["iterative_scans"]
+        ],
+    )
+    print_table(
+        "How crowded the true top-10 is (similarities)",
+        ["sentences", "median 10th", "median 10th - 11th", "median 10th - 20th"],
+        [
+            (
+                f"{r['size']:,}",
+                r["crowding"]["median_sim_10"],
+                r["crowding"]["median_gap_10_11"],
+                r["crowding"]["median_gap_10_20"],
+            )
+            for r in results
+        ],
     )
     grid_rows = [
         (
