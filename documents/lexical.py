@@ -27,6 +27,7 @@ from django.db import connection
 
 from documents.models import LexicalUnit
 from qa.pipeline.bm25 import EPSILON, K1, B, tokenize
+from qa.pipeline.dates import DocumentScope
 
 UNIT_OF_NAME = {unit.label: unit.value for unit in LexicalUnit}
 
@@ -107,11 +108,16 @@ def unindex_document(*, corpus_id: int, document_id: int) -> None:
         cursor.execute("DELETE FROM documents_lexicaltotals WHERE document_id = %s", [document_id])
 
 
-def bm25_search(*, corpus_id: int, unit: str, query: str, version: int, k: int) -> list[tuple[int, float]]:
+def bm25_search(
+    *, corpus_id: int, unit: str, query: str, version: int, k: int, scope: DocumentScope | None = None
+) -> list[tuple[int, float]]:
     """The k best (unit pk, BM25 score) among the units live at ``version``, best first.
 
     Only units sharing a term with the query; equal scores in pk order. The
     caller reads in one snapshot (qa.adapters) so the counts below agree.
+    ``scope`` keeps only units of documents in it, inside the ranking query,
+    so the k returned are the scope's best k; their scores are the ones the
+    whole corpus gives them (N, the average length and idf stay corpus-wide).
     """
     terms = tokenize(query)
     if k <= 0 or not terms:
@@ -141,6 +147,7 @@ def bm25_search(*, corpus_id: int, unit: str, query: str, version: int, k: int) 
             "version": version,
             "k": k,
             "floor": None,
+            **scope_params(scope),
         }
         cursor.execute(_RANKING, params)
         rows = cursor.fetchall()
@@ -155,13 +162,22 @@ def bm25_search(*, corpus_id: int, unit: str, query: str, version: int, k: int) 
         return [(int(item), float(score)) for item, score, _ in rows]
 
 
+# A question's scope (qa.pipeline.dates.DocumentScope) over documents_document AS d; its
+# parameters are scope_params'. Dense search (qa.adapters) applies the same conditions.
+SCOPE_CONDITIONS = (
+    " AND (cardinality(%(sources)s::text[]) = 0 OR d.source = ANY(%(sources)s::text[]))"
+    " AND (NOT %(dated)s OR d.published IS NOT NULL)"
+    " AND (%(published_from)s::date IS NULL OR d.published >= %(published_from)s::date)"
+    " AND (%(published_to)s::date IS NULL OR d.published <= %(published_to)s::date)"
+)
+
 # One pass over the query terms' postings: their document frequencies (hence idf) and the
 # scores come from the same rows. "floored" says whether a term's raw idf was negative, in
 # which case the caller runs it again with %(floor)s set (NULL contributes nothing meanwhile).
 _RANKING = """
 WITH q AS (SELECT * FROM unnest(%(terms)s::text[], %(repeats)s::int[]) AS q(term, repeats)),
 hits AS MATERIALIZED (
-    SELECT p.item, p.term, p.tf, p.length FROM q JOIN documents_posting AS p
+    SELECT p.item, p.document_id, p.term, p.tf, p.length FROM q JOIN documents_posting AS p
       ON p.corpus_id = %(corpus)s AND p.unit = %(unit)s AND p.term = q.term
     WHERE p.ready_version <= %(version)s
 ),
@@ -179,10 +195,23 @@ SELECT h.item,
          AS score,
        (SELECT bool_or(raw < 0) FROM idf) AS floored
 FROM hits AS h JOIN weight ON weight.term = h.term
+WHERE NOT %(scoped)s OR h.document_id IN (
+    SELECT d.id FROM documents_document AS d WHERE d.corpus_id = %(corpus)s""" + SCOPE_CONDITIONS + """
+)
 GROUP BY h.item
 ORDER BY score DESC NULLS LAST, h.item
 LIMIT %(k)s
 """
+
+
+def scope_params(scope: DocumentScope | None) -> dict[str, object]:
+    return {
+        "scoped": bool(scope),
+        "sources": list(scope.sources) if scope else [],
+        "dated": bool(scope and scope.dated),
+        "published_from": scope.published_from if scope else None,
+        "published_to": scope.published_to if scope else None,
+    }
 
 
 def _mean_idf(cursor, corpus_id: int, unit: int, n_units: int, version: int, *, current: bool) -> float:

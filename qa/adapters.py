@@ -47,11 +47,17 @@ from documents.models import (
     Sentence,
     StoredVector,
 )
+from qa.pipeline.dates import DocumentScope
 from qa.pipeline.types import Passage, SourceSentence, Unit
 
 UNITS: tuple[Unit, ...] = ("document", "chunk", "sentence")
 
 _SENTENCE_COLUMNS = 's.id, d.external_id, d.title, s.ordinal, s.label, s.text, s.start, s."end"'
+_DOCUMENT_COLUMNS = "d.published, d.source"
+# A scope admitting at most this share of a corpus's documents is searched densely by an exact
+# scan of its own rows: an HNSW scan filtered that hard would visit most of the graph to find k
+# rows in scope (and may stop short of k). A wider scope keeps the index, with iterative scans.
+EXACT_SCAN_SHARE = 0.25
 
 
 # The in-memory path, and the only one. Retrievers that encode or recut the corpus themselves
@@ -97,18 +103,21 @@ def corpus_version(corpus_id: int) -> int:
 class DjangoCorpusIndex:
     """The corpus at one version: the current one, or ``version`` recorded by an earlier stage."""
 
-    def __init__(self, corpus: Corpus, *, version: int | None = None):
+    def __init__(self, corpus: Corpus, *, version: int | None = None, scope: DocumentScope | None = None):
         self.corpus = corpus
         self.version = corpus_version(corpus.pk) if version is None else version
         # The embedding model whose vectors this version searches (None: the site's, in the columns).
         self.space: EmbeddingSpace | None = vectors.space_at(corpus.pk, self.version)
+        # Searches and whole-unit reads see only the documents in scope; a passage asked for by key
+        # (a ranking read back by a later stage) is read whatever its document.
+        self.scope = scope if scope else None
         self._passages: dict[str, Passage] = {}  # what this index has read, by key
 
     # --- protocols.CorpusIndex -------------------------------------------------
 
     def passages(self, unit: Unit) -> Sequence[Passage]:
         """Every passage of the unit: the in-memory path, see ``whole_unit``."""
-        cache_key = (self.corpus.pk, self.version, unit)
+        cache_key = (self.corpus.pk, self.version, unit, self.scope)
         with _whole_lock:
             cached = _WHOLE_UNITS.get(cache_key)
             if cached is not None:
@@ -138,7 +147,12 @@ class DjangoCorpusIndex:
     def lexical_search(self, query: str, unit: Unit, k: int) -> list[tuple[str, float]]:
         with _one_version():
             hits = lexical.bm25_search(
-                corpus_id=self.corpus.pk, unit=unit, query=query, version=self.version, k=k
+                corpus_id=self.corpus.pk,
+                unit=unit,
+                query=query,
+                version=self.version,
+                k=k,
+                scope=self.scope,
             )
             if unit == "document":
                 external = dict(
@@ -166,7 +180,13 @@ class DjangoCorpusIndex:
                 document__corpus=self.corpus, document__ready_version__lte=self.version
             ).exclude(document__content_hash="")
             key_of = "pk"
-        qs = qs.annotate(distance=CosineDistance("embedding", vector)).order_by("distance")
+        distance = CosineDistance("embedding", vector)
+        if self.scope is not None:
+            qs = qs.filter(**self._scope_filter("" if unit == "document" else "document__"))
+            if self._scope_is_narrow():
+                # "+ 0" is no longer the indexed expression, so PostgreSQL scans the scope's rows exactly.
+                distance = distance + 0.0
+        qs = qs.annotate(distance=distance).order_by("distance")
         with transaction.atomic():
             _hnsw_settings(k)
             rows = list(qs.values_list(key_of, "distance")[:k])
@@ -184,10 +204,14 @@ class DjangoCorpusIndex:
             " FROM documents_storedvector AS v JOIN documents_document AS d ON d.id = v.document_id"
             f" WHERE v.dimension = {dim} AND v.space_id = %(space)s AND v.unit = %(unit)s"
             " AND d.corpus_id = %(corpus)s AND d.ready_version <= %(version)s AND d.content_hash <> ''"
-            " ORDER BY distance LIMIT %(k)s"
+            f"{lexical.SCOPE_CONDITIONS if self.scope is not None else ''}"
+            # "+ 0" is no longer the indexed expression: a narrow scope's rows are scanned exactly.
+            f" ORDER BY distance{' + 0' if self.scope is not None and self._scope_is_narrow() else ''}"
+            " LIMIT %(k)s"
         )
         params = {
             **self._live(),
+            **lexical.scope_params(self.scope),
             "query": "[" + ",".join(repr(float(x)) for x in vector) + "]",
             "space": self.space.pk,
             "unit": int(_UNIT_CODES[unit]),
@@ -234,6 +258,30 @@ class DjangoCorpusIndex:
         rows = [found[i] if found.get(i) is not None else np.zeros(dim, dtype=np.float32) for i in ids]
         return np.asarray(rows, dtype=np.float32).reshape(len(ids), -1)
 
+    # --- the scope ----------------------------------------------------------------
+
+    def _scope_filter(self, prefix: str) -> dict[str, object]:
+        scope = self.scope
+        if scope is None:
+            return {}
+        conditions: dict[str, object] = {}
+        if scope.sources:
+            conditions[f"{prefix}source__in"] = list(scope.sources)
+        if scope.dated:
+            conditions[f"{prefix}published__isnull"] = False
+        if scope.published_from:
+            conditions[f"{prefix}published__gte"] = scope.published_from
+        if scope.published_to:
+            conditions[f"{prefix}published__lte"] = scope.published_to
+        return conditions
+
+    def _scope_is_narrow(self) -> bool:
+        live = Document.objects.filter(corpus=self.corpus, ready_version__lte=self.version).exclude(
+            content_hash=""
+        )
+        total = live.count()
+        return live.filter(**self._scope_filter("")).count() <= EXACT_SCAN_SHARE * total
+
     # --- reading passages ---------------------------------------------------------
 
     def _readable(self, hits: list[tuple[str, float]]) -> list[tuple[str, float]]:
@@ -260,14 +308,14 @@ class DjangoCorpusIndex:
 
     def _read_sentences(self, ids: list[int]) -> None:
         rows = _fetch(
-            f"SELECT {_SENTENCE_COLUMNS} FROM documents_sentence AS s"
+            f"SELECT {_DOCUMENT_COLUMNS}, {_SENTENCE_COLUMNS} FROM documents_sentence AS s"
             " JOIN documents_document AS d ON d.id = s.document_id"
             " WHERE s.id = ANY(%(ids)s) AND d.corpus_id = %(corpus)s AND d.ready_version <= %(version)s"
             " AND d.content_hash <> ''",
             {**self._live(), "ids": ids},
         )
-        for row in rows:
-            sentence = SourceSentence(*row)
+        for published, source, *columns in rows:
+            sentence = SourceSentence(*columns)
             self._passages[f"sentence:{sentence.id}"] = Passage(
                 f"sentence:{sentence.id}",
                 "sentence",
@@ -275,11 +323,13 @@ class DjangoCorpusIndex:
                 sentence.document_title,
                 sentence.text,
                 (sentence,),
+                published,
+                source,
             )
 
     def _read_chunks(self, ids: list[int]) -> None:
         rows = _fetch(
-            f"SELECT c.id, c.text, {_SENTENCE_COLUMNS} FROM documents_chunk AS c"
+            f"SELECT c.id, c.text, {_DOCUMENT_COLUMNS}, {_SENTENCE_COLUMNS} FROM documents_chunk AS c"
             " JOIN documents_document AS d ON d.id = c.document_id"
             " JOIN documents_sentence AS s ON s.document_id = c.document_id"
             "  AND s.ordinal BETWEEN c.first_ordinal AND c.last_ordinal"
@@ -287,22 +337,30 @@ class DjangoCorpusIndex:
             " AND d.content_hash <> '' ORDER BY c.id, s.ordinal",
             {**self._live(), "ids": ids},
         )
-        for chunk_id, text, sentences in _grouped(rows):
+        for chunk_id, text, (published, source), sentences in _grouped(rows):
             first = sentences[0]
             self._passages[f"chunk:{chunk_id}"] = Passage(
-                f"chunk:{chunk_id}", "chunk", first.document_id, first.document_title, text, sentences
+                f"chunk:{chunk_id}",
+                "chunk",
+                first.document_id,
+                first.document_title,
+                text,
+                sentences,
+                published,
+                source,
             )
 
     def _read_documents(self, external_ids: list[str]) -> None:
         rows = _fetch(
-            f"SELECT d.external_id, NULL, {_SENTENCE_COLUMNS} FROM documents_document AS d"
+            f"SELECT d.external_id, NULL, {_DOCUMENT_COLUMNS}, {_SENTENCE_COLUMNS}"
+            " FROM documents_document AS d"
             " JOIN documents_sentence AS s ON s.document_id = d.id"
             " WHERE d.external_id = ANY(%(ids)s) AND d.corpus_id = %(corpus)s"
             " AND d.ready_version <= %(version)s AND d.content_hash <> ''"
             " ORDER BY d.external_id, s.ordinal",
             {**self._live(), "ids": external_ids},
         )
-        for external_id, _, sentences in _grouped(rows):
+        for external_id, _, (published, source), sentences in _grouped(rows):
             whole = " ".join(s.text for s in sentences)
             self._passages[f"document:{external_id}"] = Passage(
                 f"document:{external_id}",
@@ -311,6 +369,8 @@ class DjangoCorpusIndex:
                 sentences[0].document_title,
                 whole,
                 sentences,
+                published,
+                source,
             )
 
     def _all_keys(self, unit: Unit) -> list[str]:
@@ -320,7 +380,9 @@ class DjangoCorpusIndex:
         }
         if unit == "document":
             external_ids = (
-                Document.objects.filter(corpus=self.corpus, ready_version__lte=self.version)
+                Document.objects.filter(
+                    corpus=self.corpus, ready_version__lte=self.version, **self._scope_filter("")
+                )
                 .exclude(content_hash="")
                 .order_by("external_id")
                 .values_list("external_id", flat=True)
@@ -328,7 +390,8 @@ class DjangoCorpusIndex:
             return [f"document:{e}" for e in external_ids]
         model = Sentence if unit == "sentence" else Chunk
         order = ("document__external_id", "ordinal" if unit == "sentence" else "first_ordinal")
-        pks = model.objects.filter(**live).exclude(document__content_hash="").order_by(*order)
+        pks = model.objects.filter(**live, **self._scope_filter("document__"))
+        pks = pks.exclude(document__content_hash="").order_by(*order)
         return [f"{unit}:{pk}" for pk in pks.values_list("pk", flat=True)]
 
 
@@ -352,14 +415,17 @@ def _fetch(sql: str, params: dict[str, object]) -> list[tuple]:
         return cursor.fetchall()
 
 
-def _grouped(rows: list[tuple]) -> Iterable[tuple[object, str | None, tuple[SourceSentence, ...]]]:
-    """(group id, group text, its sentences) from rows sorted by group: (id, text, *sentence columns)."""
-    current, text, sentences = None, None, []
-    for group, group_text, *columns in rows:
+def _grouped(
+    rows: list[tuple],
+) -> Iterable[tuple[object, str | None, tuple[object, object], tuple[SourceSentence, ...]]]:
+    """(group id, group text, (published, source), its sentences) from rows sorted by group:
+    (id, text, published, source, *sentence columns)."""
+    current, text, document, sentences = None, None, (None, ""), []
+    for group, group_text, published, source, *columns in rows:
         if sentences and group != current:
-            yield current, text, tuple(sentences)
+            yield current, text, document, tuple(sentences)
             sentences = []
-        current, text = group, group_text
+        current, text, document = group, group_text, (published, source)
         sentences.append(SourceSentence(*columns))
     if sentences:
-        yield current, text, tuple(sentences)
+        yield current, text, document, tuple(sentences)

@@ -46,6 +46,11 @@ class Question(LeasedJob):
     standalone_text = models.TextField(blank=True)
     preset = models.CharField(max_length=50)
     config = models.JSONField(default=dict)  # the full preset configuration the run used
+    # The analyst's filter (qa.pipeline.dates.DocumentScope): only documents published in this range
+    # (either end open) and of these sources are searched; none set searches the whole corpus.
+    published_from = models.DateField(null=True, blank=True)
+    published_to = models.DateField(null=True, blank=True)
+    sources = models.JSONField(default=list, blank=True)
     # Asked by an evaluation run, not by the analyst: such questions stay out of
     # the review queue and the histories unless a filter asks for them.
     is_evaluation = models.BooleanField(default=False)
@@ -120,6 +125,7 @@ class Citation(models.Model):
     document_external_id = models.CharField(max_length=500)
     document_title = models.CharField(max_length=500)
     document_pk = models.BigIntegerField(null=True)
+    document_published = models.DateField(null=True, blank=True)  # as the document said when answered
     label = models.CharField(max_length=32)
     sentence_ordinal = models.PositiveIntegerField()
     text = models.TextField()

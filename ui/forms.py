@@ -53,6 +53,26 @@ class AskForm(UIForm):
     )
     # A follow-up continues this conversation; views check that it is the user's own.
     conversation = forms.IntegerField(required=False, widget=forms.HiddenInput)
+    # Dates and sources (qa.scopes): the service checks the sources against the chosen corpus.
+    published_from = forms.DateField(
+        required=False,
+        label="Published from",
+        widget=forms.DateInput(attrs={"type": "date"}),
+        error_messages={"invalid": "Enter a date like 2022-07-21."},
+    )
+    published_to = forms.DateField(
+        required=False,
+        label="Published to",
+        widget=forms.DateInput(attrs={"type": "date"}),
+        error_messages={"invalid": "Enter a date like 2022-07-21."},
+    )
+    sources = forms.CharField(
+        required=False,
+        max_length=2000,
+        label="Sources",
+        help_text="Comma-separated, e.g. hugginglearners, abisee; blank searches every source.",
+        widget=forms.TextInput(attrs={"list": "corpus-sources"}),
+    )
 
     def __init__(self, *args, user, **kwargs):
         super().__init__(*args, **kwargs)
@@ -74,6 +94,10 @@ class AskForm(UIForm):
     def clean(self):
         cleaned = super().clean()
         cleaned["parameters"] = advanced_parameters(cleaned)
+        low, high = cleaned.get("published_from"), cleaned.get("published_to")
+        if low and high and low > high:
+            self.add_error("published_to", f"The date range is empty: {low} is after {high}.")
+        cleaned["sources"] = [s.strip() for s in (cleaned.get("sources") or "").split(",") if s.strip()]
         return cleaned
 
 

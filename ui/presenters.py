@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
@@ -64,6 +65,7 @@ class Source:
     label: str
     text: str
     url: str | None
+    published: datetime.date | None = None  # the cited document's date, as stored when answered
 
 
 @dataclass
@@ -104,6 +106,7 @@ def answer_view(answer) -> AnswerView:
                         document_external_id=citation.document_external_id,
                         label=citation.label,
                         text=citation.text,
+                        published=citation.document_published,
                         url=document_link(
                             citation.document_pk,
                             [citation.label],
@@ -286,6 +289,7 @@ def trace_view(run: PipelineRun) -> dict:
         "retrievers": list(retrieval.retrievers),
         "candidates": first,
         "reranker": retrieval.reranker,
+        "period": retrieval.period,
         "reranked": reranked,
         "documents": list(retrieval.documents),
         "attempts": [_attempt_view(a, passages) for a in answering.attempts] if answering else [],

@@ -29,6 +29,30 @@ _DATE_IN_NAME = re.compile(r"(\d{4})[-_](\d{2})[-_](\d{2})")
 _DAILY_MAIL_BYLINE = re.compile(
     r"^(?:By \..*?)?(?:PUBLISHED: \..*?\d{4} \. \| \. )?UPDATED: \..*?\d{4} \. ", re.S
 )
+# The byline's first date is the article's; "UPDATED" alone when it was never republished.
+_DAILY_MAIL_DATE = re.compile(
+    r"^(?:By \..*?)?(?:PUBLISHED|UPDATED): \. [\d:]+ \w+, (\d{1,2}) (\w+) (\d{4}) \.", re.S
+)
+_MONTHS = {
+    name: number
+    for number, name in enumerate(
+        (
+            "january",
+            "february",
+            "march",
+            "april",
+            "may",
+            "june",
+            "july",
+            "august",
+            "september",
+            "october",
+            "november",
+            "december",
+        ),
+        start=1,
+    )
+}
 
 
 def iter_analyst_bench_corpus(root: Path) -> Iterator[ParsedDocument]:
@@ -115,6 +139,8 @@ def _analyst_bench_document(path: Path, doc_id: str) -> ParsedDocument:
             hard_line_breaks=True,
         )
     title = _DAILY_MAIL_BYLINE.sub("", text.lstrip(), count=1) if folder == "abisee" else ""
+    if folder == "abisee" and published is None:
+        published = _byline_date(text.lstrip()[:400])
     return document_from_text(
         text,
         external_id=doc_id,
@@ -138,6 +164,17 @@ def _gold_document(path: Path, doc_id: str, filename: str) -> ParsedDocument:
     else:
         title = _first_sentence(document.sentences[0].text)
     return replace(document, title=title, source="gold", published=_date_in_name(path.stem))
+
+
+def _byline_date(head: str) -> datetime.date | None:
+    match = _DAILY_MAIL_DATE.match(head)
+    month = _MONTHS.get(match.group(2).lower()) if match else None
+    if match is None or month is None:
+        return None
+    try:
+        return datetime.date(int(match.group(3)), month, int(match.group(1)))
+    except ValueError:
+        return None
 
 
 def _factbook_country(stem: str) -> str:

@@ -6,6 +6,7 @@ from rest_framework.reverse import reverse
 from documents.errors import DomainError
 from qa import presets
 from qa.models import Answer, AnswerSentence, Citation, Question, TeamPreset
+from qa.pipeline.dates import MAX_SOURCES
 from qa.pipeline.parameters import PARAMETERS, Parameter
 from qa.selectors import ORIGINS
 
@@ -64,6 +65,32 @@ class AskSerializer(serializers.Serializer):
     conversation = serializers.IntegerField(
         required=False, help_text="Continue this conversation (follow-up)."
     )
+    published_from = serializers.DateField(
+        required=False,
+        allow_null=True,
+        help_text="Search only documents published on or after this date (YYYY-MM-DD); undated "
+        "documents are left out when either date is set.",
+    )
+    published_to = serializers.DateField(
+        required=False,
+        allow_null=True,
+        help_text="Search only documents published on or before this date (YYYY-MM-DD).",
+    )
+    sources = serializers.ListField(
+        child=serializers.CharField(max_length=200),
+        required=False,
+        max_length=MAX_SOURCES,
+        help_text="Search only documents of these sources (a document's `source`, e.g. a news "
+        "outlet or collection); a source the corpus does not have is a 400 listing the ones it has.",
+    )
+
+    def validate(self, data):
+        low, high = data.get("published_from"), data.get("published_to")
+        if low and high and low > high:
+            raise serializers.ValidationError(
+                {"published_to": [f"The date range is empty: {low.isoformat()} is after {high.isoformat()}."]}
+            )
+        return data
 
 
 class HistoryQuery(serializers.Serializer):
@@ -85,6 +112,7 @@ class CitationSerializer(serializers.ModelSerializer):
             "document",
             "document_title",
             "document_pk",
+            "document_published",
             "sentence",
             "sentence_ordinal",
             "text",
@@ -135,6 +163,9 @@ class QuestionSerializer(serializers.ModelSerializer):
             "text",
             "standalone_text",
             "preset",
+            "published_from",
+            "published_to",
+            "sources",
             "is_evaluation",
             "status",
             "stage",

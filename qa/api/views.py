@@ -9,7 +9,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from documents.selectors import corpus_get_for_user, team_get_for_user
-from qa import presets, selectors, services
+from groundedqa_site.schema import VALIDATION_ERROR
+from qa import presets, scopes, selectors, services
 from qa.api.serializers import (
     AskSerializer,
     HistoryQuery,
@@ -18,6 +19,7 @@ from qa.api.serializers import (
     TeamPresetSerializer,
 )
 from qa.models import Conversation
+from qa.pipeline.dates import MAX_SOURCES
 
 
 class QuestionListCreate(generics.ListAPIView):
@@ -39,7 +41,18 @@ class QuestionListCreate(generics.ListAPIView):
             )
         )
 
-    @extend_schema(request=AskSerializer, responses={202: QuestionSerializer})
+    @extend_schema(
+        request=AskSerializer,
+        responses={
+            202: QuestionSerializer,
+            400: OpenApiResponse(
+                response=VALIDATION_ERROR,
+                description="The request is invalid; the body says why: an empty question, an unknown "
+                "preset or parameter, an empty date range (published_from after published_to), more "
+                f"than {MAX_SOURCES} sources, or a source the corpus has no documents from.",
+            ),
+        },
+    )
     def post(self, request):
         ask = AskSerializer(data=request.data)
         ask.is_valid(raise_exception=True)
@@ -54,6 +67,12 @@ class QuestionListCreate(generics.ListAPIView):
             conversation = Conversation.objects.filter(pk=data["conversation"], user=request.user).first()
             if conversation is None:
                 raise Http404("No such conversation.")
+        scope = scopes.scope_for(
+            corpus=corpus,
+            published_from=data.get("published_from"),
+            published_to=data.get("published_to"),
+            sources=data.get("sources", ()),
+        )
         question = services.question_ask(
             user=request.user,
             corpus=corpus,
@@ -61,6 +80,7 @@ class QuestionListCreate(generics.ListAPIView):
             preset=data["preset"],
             conversation=conversation,
             parameters=data.get("parameters"),
+            scope=scope,
         )
         body = QuestionSerializer(question, context={"request": request}).data
         return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["status_url"]})

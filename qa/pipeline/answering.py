@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, replace
 
 from qa.pipeline.answering_config import AnswerConfig
 from qa.pipeline.citations import CitationResult, CitationStrategy, attach_citations
+from qa.pipeline.claims import ClaimConflict, find_claim_conflicts
 from qa.pipeline.generation import (
     Draft,
     DraftSentence,
@@ -62,6 +63,7 @@ from qa.pipeline.verification import (
 
 __all__ = ["AnswerConfig", "AnswerParts", "Answered", "answer_from_ranking", "generate_verified_answer"]
 
+MAX_CONFLICTS = 2  # find_conflicts' own default: more would crowd the answer
 ANSWERING_STAGES = ("generation", "citations", "verification", "disagreement")
 
 
@@ -272,15 +274,10 @@ def conclude(
         return refused(
             f"Refused: no answer sentence was supported by its citations in {len(drafts)} attempt(s)."
         )
-    conflicts: list[Conflict] = []
+    conflicts: list[Conflict | ClaimConflict] = []
     if config.detect_disagreement:
         clock = time.perf_counter()
-        conflicts = find_conflicts(
-            question,
-            [c for s in chosen if s.support == SUPPORTED for c in s.citations],
-            [p.passage for p in ranked[: config.disagreement_passages]],
-            min_key_overlap=config.disagreement_min_key_overlap,
-        )
+        conflicts = _disagreements(question, chosen, ranked, config)
         timings["disagreement"] = time.perf_counter() - clock
     answer = _with_disagreement(chosen, conflicts, verified, documents)
     outcome: AnsweringOutcome = "verified" if verified else "unverified"
@@ -423,6 +420,22 @@ def _early_refusal(
     return None
 
 
+def _disagreements(question, chosen, ranked, config: AnswerConfig) -> list[Conflict | ClaimConflict]:
+    """Conflicting numbers first (``verification.find_conflicts``), then, when room is left,
+    conflicting statements (``claims.find_claim_conflicts``, a heuristic)."""
+    evidence = [c for s in chosen if s.support == SUPPORTED for c in s.citations]
+    passages = [p.passage for p in ranked[: config.disagreement_passages]]
+    conflicts: list[Conflict | ClaimConflict] = list(
+        find_conflicts(question, evidence, passages, min_key_overlap=config.disagreement_min_key_overlap)
+    )
+    if config.disagreement_claims and len(conflicts) < MAX_CONFLICTS:
+        taken = frozenset(s.id for c in conflicts for s in (c.answer_fact.sentence, c.other))
+        conflicts += find_claim_conflicts(
+            question, evidence, passages, max_conflicts=MAX_CONFLICTS - len(conflicts), skip=taken
+        )
+    return conflicts
+
+
 def _with_disagreement(
     chosen: tuple[AnswerSentence, ...], conflicts: Sequence[Conflict], verified: bool, documents
 ) -> Answer:
@@ -503,7 +516,17 @@ def _verification_record(result: VerificationResult) -> VerificationRecord:
     )
 
 
-def _conflict_record(conflict: Conflict) -> ConflictRecord:
+def _conflict_record(conflict: Conflict | ClaimConflict) -> ConflictRecord:
+    if isinstance(conflict, ClaimConflict):
+        return ConflictRecord(
+            about=conflict.about,
+            answer_sentence=conflict.answer_sentence.id,
+            answer_value=conflict.answer_value,
+            other_sentence=conflict.other_sentence.id,
+            other_value=conflict.other_value,
+            kind=conflict.kind,
+            heuristic=True,
+        )
     return ConflictRecord(
         about=conflict.about,
         answer_sentence=conflict.answer_fact.sentence.id,

@@ -37,6 +37,9 @@ class AnswerConfig:
     detect_disagreement: bool = True
     disagreement_passages: int = 5
     disagreement_min_key_overlap: float = 0.5
+    # Conflicting statements too (negation, opposite outcomes, another name in the same place):
+    # the heuristic of qa.pipeline.claims, labelled as such wherever it is shown.
+    disagreement_claims: bool = True
 
     def __post_init__(self) -> None:
         if self.max_attempts < 1 or self.passages_per_attempt < 1:

@@ -157,6 +157,12 @@ PARAMETERS: tuple[Parameter, ...] = (
         choices=_choices(PipelineConfig, "reranker"),
     ),
     Parameter(
+        "date_weight", "pipeline", "date_weight", float, "Date preference",
+        "How many places a question naming a date or period (\"mid-2022\", \"in July 2022\") moves "
+        "passages of documents published then up the ranking; 0 is off.",
+        minimum=0.0, maximum=50.0,
+    ),
+    Parameter(
         "generator", "answer", "generator", str, "Generator",
         "Writes the answer: extractive (source sentences), overlap (the report's baseline) or an LLM.",
         choices=_choices(AnswerConfig, "generator"),

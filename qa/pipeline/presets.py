@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Literal
 
 from qa.pipeline.answering_config import AnswerConfig
+from qa.pipeline.dates import DatePreference
 from qa.pipeline.retrieval import RetrievalConfig
 from qa.pipeline.trust import TrustConfig
 from qa.pipeline.turns import TurnsConfig
@@ -50,6 +51,9 @@ class PipelineConfig:
     # Split a multi-part question into sub-questions, each answered as a question of its own with
     # this preset less the split, then combine their answers (qa.pipeline.decompose, .combine).
     decompose: bool = False
+    # A question naming a date or period moves passages of documents published then up to this many
+    # places up the reranked ranking (qa.pipeline.dates.prefer_period); 0 is off.
+    date_weight: float = 0.0
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -253,6 +257,8 @@ _register(
         # An underspecified turn gets a clarifying question, a partly covered one a partial answer
         # naming what is missing (tuned on MTRAG-UN train, bench/mtrag_un.py).
         turns=TurnsConfig(),
+        # "mid-2022", "in July 2022": documents published then first (analyst-bench train, README).
+        date_weight=DatePreference().rank_bonus,
     )
 )
 

@@ -98,6 +98,9 @@ class RetrievalStep:
     expanded: tuple[str, ...] = ()  # words pseudo-relevance feedback added to the question
     # Each retriever's ranking before fusion; () in runs stored before it was recorded.
     retrievers: tuple[RetrieverContribution, ...] = ()
+    # The date or period the question names ("2022-05-01 to 2022-08-31 (mid-2022)"), which ranked
+    # documents published then higher (qa.pipeline.dates); "" when it names none.
+    period: str = ""
 
 
 @dataclass(frozen=True)
@@ -214,6 +217,10 @@ class ConflictRecord:
     answer_value: str
     other_sentence: int
     other_value: str
+    # "number" (verification.find_conflicts), or a statement conflict of qa.pipeline.claims:
+    # "negation", "outcome", "entity"; those are heuristic (no entailment model).
+    kind: str = "number"
+    heuristic: bool = False
 
 
 @dataclass(frozen=True)

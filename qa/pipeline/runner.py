@@ -18,6 +18,7 @@ from dataclasses import replace
 
 from qa.pipeline import conversation
 from qa.pipeline.conversation import Rewrite
+from qa.pipeline.dates import DatePreference, prefer_period, question_period
 from qa.pipeline.expansion import feedback_terms
 from qa.pipeline.factory import Pipeline
 from qa.pipeline.protocols import LLM, CorpusIndex, PrefetchingIndex
@@ -93,6 +94,11 @@ def retrieve_stage(pipeline: Pipeline, run: PipelineRun) -> tuple[PipelineRun, R
         run = run.timed(rerank=time.perf_counter() - started)
         result = RetrievalResult(question, retrieval, tuple(reranked), first_stage.query_vector)
         step = replace(step, reranker=type(pipeline.reranker).__name__, reranked=_candidates(result.ranked))
+    if pipeline.config.date_weight > 0 and (period := question_period(run.standalone or run.question)):
+        preference = DatePreference(rank_bonus=pipeline.config.date_weight)
+        result = replace(result, ranked=prefer_period(result.ranked, period, preference))
+        shown = f"{period.start.isoformat()} to {period.end.isoformat()} ({', '.join(period.mentions)})"
+        step = replace(step, period=shown, reranked=_candidates(result.ranked))
     step = replace(
         step,
         documents=tuple(result.documents()[:TRACE_CANDIDATES]),

@@ -7,6 +7,7 @@ them by hand.
 
 from __future__ import annotations
 
+import datetime
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -42,6 +43,9 @@ class Passage:
     document_title: str
     text: str
     sentences: tuple[SourceSentence, ...]
+    # The document's publication date and source (qa.pipeline.dates prefers a period a question names).
+    published: datetime.date | None = None
+    source: str = ""
 
 
 @dataclass(frozen=True)

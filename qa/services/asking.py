@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from documents.models import Corpus, Document
 from groundedqa_site import jobs
-from qa import presets
+from qa import presets, scopes
 from qa.errors import (
     ConversationMismatch,
     CorpusNotReady,
@@ -18,6 +18,7 @@ from qa.errors import (
     QueueUnavailable,
 )
 from qa.models import Conversation, Question
+from qa.pipeline.dates import DocumentScope
 from qa.pipeline.run import PipelineRun
 from qa.services.decomposition import answer_decomposed_now
 from qa.services.stage_jobs import RETRIEVE_QUESTION_TASK, answer_queued_now
@@ -48,7 +49,9 @@ def _validate(
     return text, config
 
 
-def _create_question(*, user, corpus, text, config, conversation, is_evaluation=False) -> Question:
+def _create_question(
+    *, user, corpus, text, config, conversation, is_evaluation=False, scope: DocumentScope | None = None
+) -> Question:
     if conversation is not None and (conversation.corpus_id != corpus.pk or conversation.user_id != user.pk):
         raise ConversationMismatch("That conversation belongs to another corpus or user.")
     if conversation is None:
@@ -61,6 +64,7 @@ def _create_question(*, user, corpus, text, config, conversation, is_evaluation=
         preset=config.name,
         config=config.to_dict(),
         is_evaluation=is_evaluation,
+        **scopes.scope_fields(scope),
     )
 
 
@@ -72,17 +76,19 @@ def question_ask(
     preset: str | None = None,
     conversation=None,
     parameters: Mapping[str, object] | None = None,
+    scope: DocumentScope | None = None,
 ) -> Question:
     """Create the job; queue its retrieval stage once the row is committed. No preset: QA_DEFAULT_PRESET.
 
     ``preset`` is a built-in preset or one of the corpus team's; ``parameters``
-    (qa.pipeline.parameters) change it for this question only.
+    (qa.pipeline.parameters) change it for this question only; ``scope`` (qa.scopes.scope_for)
+    limits the documents searched.
     """
     preset = preset or presets.default_preset()
     text, config = _validate(corpus=corpus, text=text, preset=preset, parameters=parameters)
     with transaction.atomic():
         question = _create_question(
-            user=user, corpus=corpus, text=text, config=config, conversation=conversation
+            user=user, corpus=corpus, text=text, config=config, conversation=conversation, scope=scope
         )
         question_id = question.pk
         # If the message is lost before a worker claims the question (a worker's main process
@@ -117,6 +123,7 @@ def answer_now(
     preset: str | None = None,
     conversation=None,
     is_evaluation: bool = False,
+    scope: DocumentScope | None = None,
 ) -> Question:
     """Run every stage in this process (the `ask` command uses it; evaluation, the ``_with_run`` form).
 
@@ -131,6 +138,7 @@ def answer_now(
         preset=preset,
         conversation=conversation,
         is_evaluation=is_evaluation,
+        scope=scope,
     )
     return question
 
@@ -145,6 +153,7 @@ def answer_now_with_run(
     is_evaluation: bool = False,
     history: Sequence[tuple[str, str]] | None = None,
     config: presets.PipelineConfig | None = None,
+    scope: DocumentScope | None = None,
 ) -> tuple[Question, PipelineRun | None]:
     """``answer_now``, also returning the run (evaluation scores it; None when no stage was claimed).
 
@@ -165,6 +174,7 @@ def answer_now_with_run(
         config=config,
         conversation=conversation,
         is_evaluation=is_evaluation,
+        scope=scope,
     )
     if config.decompose:  # the agentic preset: planned, each part answered, then combined
         run = answer_decomposed_now(question.pk, history=history)

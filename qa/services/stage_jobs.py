@@ -29,7 +29,7 @@ from django.utils import timezone
 
 from documents.models import Document, Sentence
 from groundedqa_site import jobs
-from qa import clients, presets
+from qa import clients, presets, scopes
 from qa.adapters import DjangoCorpusIndex
 from qa.models import Answer, AnswerSentence, Citation, Question
 from qa.pipeline import runner, stages
@@ -191,7 +191,7 @@ def _resend_plan(*, attempts: int, waiting_since: datetime, now: datetime) -> tu
 
 def _pipeline(question: Question, *, version: int | None = None) -> Pipeline:
     """The question's preset built over the corpus at ``version`` (None: the current one)."""
-    index = DjangoCorpusIndex(question.corpus, version=version)
+    index = DjangoCorpusIndex(question.corpus, version=version, scope=scopes.question_scope(question))
     return build_pipeline(
         presets.config_from_dict(question.config), index=index, clients=clients.model_clients(index.space)
     )
@@ -403,12 +403,13 @@ def _store_answer(question: Question, run: PipelineRun) -> Answer | None:
     result = run.answer
     sentence_pks = {c.id for s in result.sentences for c in s.citations}
     live = set(Sentence.objects.filter(pk__in=sentence_pks).values_list("pk", flat=True))
-    document_pks = dict(
-        Document.objects.filter(
+    documents = {
+        external_id: (pk, published)
+        for external_id, pk, published in Document.objects.filter(
             corpus=question.corpus,
             external_id__in={c.document_id for s in result.sentences for c in s.citations},
-        ).values_list("external_id", "pk")
-    )
+        ).values_list("external_id", "pk", "published")
+    }
     with transaction.atomic():
         # Fenced: a stage that lost its lease (its worker was presumed dead) writes nothing,
         # and the one-to-one Answer refuses a second answer in any case.
@@ -441,7 +442,8 @@ def _store_answer(question: Question, run: PipelineRun) -> Answer | None:
                     sentence_id=cited.id if cited.id in live else None,
                     document_external_id=cited.document_id,
                     document_title=cited.document_title[:500],
-                    document_pk=document_pks.get(cited.document_id),
+                    document_pk=documents.get(cited.document_id, (None, None))[0],
+                    document_published=documents.get(cited.document_id, (None, None))[1],
                     label=cited.label,
                     sentence_ordinal=cited.ordinal,
                     text=cited.text,

@@ -13,6 +13,7 @@ from documents.errors import DomainError
 from documents.selectors import documents_for_user
 from qa import presets
 from qa.pipeline.parameters import described
+from qa.scopes import corpus_sources, scope_for
 from qa.selectors import question_get_for_user, question_history, question_run, team_presets_for_user
 from qa.services import question_ask
 from ui import selectors
@@ -39,6 +40,7 @@ def _ask_page(request, form, *, turns=(), conversation=None, status=200):
                 for saved in team_presets_for_user(request.user)
             ],
             "any_pending": any(q.status in ("queued", "running") for q in turns),
+            "sources": sorted({s for c in form.fields["corpus"].queryset for s in corpus_sources(c)}),
         },
         status=status,
     )
@@ -68,6 +70,12 @@ def ask(request):
             )
     if form.is_valid():
         try:
+            scope = scope_for(
+                corpus=form.cleaned_data["corpus"],
+                published_from=form.cleaned_data["published_from"],
+                published_to=form.cleaned_data["published_to"],
+                sources=form.cleaned_data["sources"],
+            )
             question = question_ask(
                 user=request.user,
                 corpus=form.cleaned_data["corpus"],
@@ -75,6 +83,7 @@ def ask(request):
                 preset=form.cleaned_data["preset"],
                 conversation=conversation,
                 parameters=form.cleaned_data["parameters"],
+                scope=scope,
             )
         except DomainError as exc:
             form.add_error(None, str(exc))
