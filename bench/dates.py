@@ -117,7 +117,7 @@ def summary(paths: list[Path]) -> dict:
     return results
 
 
-def ask(user_name: str, benchmark: str, days: int, splits: list[str]) -> dict:
+def ask(user_name: str, benchmark: str, days: int, splits: list[str], *, as_asked: bool = True) -> dict:
     import django
 
     django.setup()
@@ -134,6 +134,8 @@ def ask(user_name: str, benchmark: str, days: int, splits: list[str]) -> dict:
     corpus = Benchmark.objects.get(name=benchmark).corpus
     gold = {q: g for q, g in gold_questions().items() if g["split"] in splits}
     runs: dict[str, dict[str, list[dict]]] = {"as asked": {}, f"date range +-{days} days": {}}
+    if not as_asked:
+        del runs["as asked"]
     for question, known in gold.items():
         window = datetime.timedelta(days=days)
         scopes = {
@@ -173,6 +175,9 @@ def main(argv: list[str] | None = None) -> None:
     ask_parser.add_argument("--benchmark", default="analyst-bench")
     ask_parser.add_argument("--days", type=int, default=3)
     ask_parser.add_argument("--split", action="append", choices=["train", "dev", "test"])
+    ask_parser.add_argument(
+        "--range-only", action="store_true", help="only with the date range (summary gives the rest)"
+    )
     for each in (summary_parser, ask_parser):
         each.add_argument("--json", type=Path, dest="json_out")
     args = parser.parse_args(argv)

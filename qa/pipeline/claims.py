@@ -9,9 +9,10 @@ different documents that are about the same thing:
   "the talks did not resume");
 - **outcome**: the same event with opposite outcome words ("won" / "lost",
   "approved" / "rejected", "rose" / "fell");
-- **entity**: the same frame with a different name in the same place ("Keita
-  won the election" / "Cisse won the election"), the place found by aligning
-  the two sentences word by word.
+- **entity**: the same frame with a different name as its subject ("Keita
+  won the election" / "Cisse won the election"), found by aligning the two
+  sentences word by word; names written two ways ("Anthony"/"Antony",
+  "UN"/"United Nations") are one name.
 
 "About the same thing" means: enough shared content words (Jaccard, stemmed,
 stopwords out), one of them a word of the question, and no year in one
@@ -37,6 +38,7 @@ from qa.pipeline.text import (
     content_words,
     jaccard,
     number_mentions,
+    stem,
     unique_sentences,
     words,
 )
@@ -169,8 +171,8 @@ def claim_conflict(
     overlap = jaccard(words_a, words_b)
     about = tuple(sorted(shared))
     if overlap >= settings.same_statement:
-        negated_a, negated_b = _negation(a.text), _negation(b.text)
-        if bool(negated_a) != bool(negated_b):
+        negated_a, negated_b = _negation(a.text, shared), _negation(b.text, shared)
+        if bool(negated_a) != bool(negated_b) and not (_negation(a.text) and _negation(b.text)):
             return "negation", a, b, about, negated_a, negated_b
     if overlap >= settings.same_subject:
         outcome = _opposite_outcomes(a.text, b.text)
@@ -187,16 +189,26 @@ def _years(text: str) -> frozenset[float]:
     return frozenset(value for value, kind, _, _ in number_mentions(text) if kind == "year")
 
 
-def _negation(text: str) -> str:
-    """The negating word of ``text`` ("" when it has none)."""
-    contracted = _CONTRACTED.search(text)
-    if contracted:
-        return contracted.group(0)
-    return next((w for w in words(text) if w in NEGATIONS), "")
+def _negation(text: str, shared: set[str] | None = None) -> str:
+    """The negating word of ``text`` ("" when it has none). With ``shared``, only a negation of one
+    of those words counts: in "could not be verified, though footage showed ..." the "not" is about
+    the verifying, which says nothing against another report of the footage."""
+    tokens = words(_CONTRACTED.sub(lambda m: m.group(0)[:-3] + " not", text))
+    for index, token in enumerate(tokens):
+        if token not in NEGATIONS:
+            continue
+        if shared is None or any(_same_word(stem(w), shared) for w in tokens[index + 1 : index + 4]):
+            return token
+    return ""
+
+
+def _same_word(word: str, pool: set[str]) -> bool:
+    """Stems match loosely: "resum" (resumed) and "resume" are one word."""
+    return any(word[:5] == other[:5] and min(len(word), len(other)) >= 4 or word == other for other in pool)
 
 
 def _opposite_outcomes(a: str, b: str) -> tuple[str, str] | None:
-    tokens_a, tokens_b = set(words(a)), set(words(b))
+    tokens_a, tokens_b = _outcome_words(a), _outcome_words(b)
     for one, other in OPPOSITES:
         for first, second in ((one, other), (other, one)):
             here, there = tokens_a & first, tokens_b & second
@@ -206,18 +218,40 @@ def _opposite_outcomes(a: str, b: str) -> tuple[str, str] | None:
     return None
 
 
+# Words that reverse the outcome word after them ("lifted a ban", "did not win"): such a sentence's
+# outcome is not read at all, rather than read backwards.
+_REVERSING = NEGATIONS | frozenset(
+    {"lift", "lifted", "lifts", "ended", "end", "overturned", "reversed", "eased"}
+)
+
+
+def _outcome_words(text: str) -> set[str]:
+    tokens = words(_CONTRACTED.sub(lambda m: m.group(0)[:-3] + " not", text))
+    return {
+        token
+        for index, token in enumerate(tokens)
+        if not any(t in _REVERSING for t in tokens[max(0, index - 3) : index])
+    }
+
+
 def _swapped_names(a: str, b: str, min_ratio: float) -> tuple[str, str] | None:
     """A name of ``a`` and a different one of ``b`` in the same place of the same frame."""
     names_a, names_b = _names(a), _names(b)
     only_a, only_b = names_a - names_b, names_b - names_a
     if not only_a or not only_b:
         return None
+    # The frame must be more than names: photo credits ("Photograph: X/Getty Images") share only those.
+    frame = {w for w in content_words(a) & content_words(b) if not _same_word(w, names_a | names_b)}
+    if len(frame) < 2:
+        return None
     tokens_a, tokens_b = words(a), words(b)
     matcher = difflib.SequenceMatcher(None, tokens_a, tokens_b, autojunk=False)
     if matcher.ratio() < min_ratio:
         return None
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag != "replace":
+        # Only the subject's place (the first words): a name further on is as often an attribution
+        # in boilerplate ("The opinions expressed ... are solely those of X") as another actor.
+        if tag != "replace" or i1 > _SUBJECT_WORDS or j1 > _SUBJECT_WORDS:
             continue
         left, right = set(tokens_a[i1:i2]), set(tokens_b[j1:j2])
         if (
@@ -226,8 +260,21 @@ def _swapped_names(a: str, b: str, min_ratio: float) -> tuple[str, str] | None:
             and left & only_a
             and right & only_b
         ):
-            return " ".join(tokens_a[i1:i2]), " ".join(tokens_b[j1:j2])
+            shown_a, shown_b = " ".join(tokens_a[i1:i2]), " ".join(tokens_b[j1:j2])
+            return None if _one_name(shown_a, shown_b) else (shown_a, shown_b)
     return None
+
+
+def _one_name(a: str, b: str) -> bool:
+    """One name written two ways, not two names: "Anthony"/"Antony" (spelling), "Jeff"/"Jeffrey"
+    (short form), "United Nations"/"UN" (initials)."""
+    short, long = sorted((a, b), key=len)
+    initials = "".join(part[0] for part in long.split())
+    return (
+        difflib.SequenceMatcher(None, a, b).ratio() >= 0.75
+        or long.startswith(short)
+        or short.replace(" ", "") == initials
+    )
 
 
 def _names(text: str) -> set[str]:
@@ -240,4 +287,5 @@ def _names(text: str) -> set[str]:
     return names
 
 
+_SUBJECT_WORDS = 2
 NAME_PARTICLES = frozenset({"de", "van", "von", "al", "bin", "el", "la", "le", "da"})

@@ -186,3 +186,18 @@ def test_the_api_refuses_a_scope_that_cannot_match_and_stores_one_that_can(news,
     assert body["published_from"] == "2022-07-01"
     assert body["published_to"] is None
     assert body["sources"] == ["wire", "daily"]
+
+
+@pytest.mark.django_db
+def test_a_corpus_re_embedded_with_another_model_filters_its_stored_vectors_too(news):
+    from documents import reembedding
+    from qa.clients import search_embedder
+
+    job = reembedding.reembedding_start(corpus=news, model="e5-small", enqueue=False)
+    reembedding.reembedding_run(space_id=job.pk)
+    for scope, expected in SCOPES:
+        index = DjangoCorpusIndex(news, scope=scope)
+        assert index.space is not None
+        vector = search_embedder(index.space).encode([QUERY])[0]
+        for unit in ("sentence", "chunk", "document"):
+            assert set(_documents(index, index.dense_search(vector, unit, 50))) == expected, (scope, unit)

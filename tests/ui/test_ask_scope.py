@@ -7,9 +7,15 @@ import datetime
 import pytest
 
 from qa.models import Question
-from tests.ui.conftest import PRESET
+from tests.ui.conftest import PASSWORD, PRESET
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def signed_in(client, analyst):
+    assert client.login(username=analyst.username, password=PASSWORD)
+    return client
 
 
 @pytest.mark.parametrize(
@@ -20,11 +26,9 @@ pytestmark = pytest.mark.django_db
         ({"sources": "reuters, harbor-authority-report.txt"}, "has no documents from &#x27;reuters&#x27;"),
     ],
 )
-def test_a_scope_that_cannot_match_is_reported_on_the_form(
-    client_for, analyst, demo_documents, corpus, data, message
-):
+def test_a_scope_that_cannot_match_is_reported_on_the_form(signed_in, demo_documents, corpus, data, message):
     body = {"corpus": corpus.pk, "preset": PRESET, "question": "How many staff?", **data}
-    response = client_for(analyst).post("/", body)
+    response = signed_in.post("/", body)
     assert response.status_code == 200
     page = response.content.decode()
     assert message in page
@@ -32,8 +36,8 @@ def test_a_scope_that_cannot_match_is_reported_on_the_form(
     assert not Question.objects.exists()
 
 
-def test_a_question_asked_in_a_scope_shows_it(client_for, analyst, demo_documents, corpus):
-    client = client_for(analyst)
+def test_a_question_asked_in_a_scope_shows_it(signed_in, demo_documents, corpus):
+    client = signed_in
     response = client.post(
         "/",
         {
