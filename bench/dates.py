@@ -118,8 +118,11 @@ def summary(paths: list[Path]) -> dict:
 
 
 def ask(user_name: str, benchmark: str, days: int, splits: list[str], *, as_asked: bool = True) -> dict:
+    import os
+
     import django
 
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "groundedqa_site.settings")
     django.setup()
     from django.contrib.auth import get_user_model
 

@@ -199,15 +199,16 @@ class DjangoCorpusIndex:
         if vector.shape != (dim,):
             raise ValueError(f"the query vector has {vector.shape[0]} dimensions, the corpus's model {dim}")
         key = "d.external_id" if unit == "document" else "v.item"
+        distance = f"v.embedding::vector({dim}) <=> %(query)s::vector({dim})"
+        # "+ 0" is no longer the indexed expression: a narrow scope's rows are scanned exactly.
+        order = f"({distance}) + 0" if self.scope is not None and self._scope_is_narrow() else "distance"
         sql = (
-            f"SELECT {key}, v.embedding::vector({dim}) <=> %(query)s::vector({dim}) AS distance"
+            f"SELECT {key}, {distance} AS distance"
             " FROM documents_storedvector AS v JOIN documents_document AS d ON d.id = v.document_id"
             f" WHERE v.dimension = {dim} AND v.space_id = %(space)s AND v.unit = %(unit)s"
             " AND d.corpus_id = %(corpus)s AND d.ready_version <= %(version)s AND d.content_hash <> ''"
             f"{lexical.SCOPE_CONDITIONS if self.scope is not None else ''}"
-            # "+ 0" is no longer the indexed expression: a narrow scope's rows are scanned exactly.
-            f" ORDER BY distance{' + 0' if self.scope is not None and self._scope_is_narrow() else ''}"
-            " LIMIT %(k)s"
+            f" ORDER BY {order} LIMIT %(k)s"
         )
         params = {
             **self._live(),

@@ -75,6 +75,11 @@ OPPOSITES: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
 )
 
 
+# "Economy: Exports - commodities: ...", "Photograph: X/Getty Images": a record's label, not a
+# statement; two records of different entries (countries) differ without contradicting.
+_RECORD = re.compile(r"^\s*(?:[A-Z][\w'’()-]*\s?)+:\s")
+
+
 @dataclass(frozen=True)
 class ClaimSettings:
     """Thresholds, set by hand on constructed pairs and analyst-bench train (README)."""
@@ -162,6 +167,8 @@ def claim_conflict(
     a: SourceSentence, b: SourceSentence, question_words: set[str], settings: ClaimSettings = ClaimSettings()
 ) -> tuple[ClaimKind, SourceSentence, SourceSentence, tuple[str, ...], str, str] | None:
     """(kind, a, b, shared words, a's side, b's side) when the two sentences contradict, else None."""
+    if _RECORD.match(a.text) or _RECORD.match(b.text):
+        return None
     words_a, words_b = content_words(a.text) - NEGATIONS, content_words(b.text) - NEGATIONS
     shared = words_a & words_b
     if len(shared) < settings.min_shared or not shared & question_words:

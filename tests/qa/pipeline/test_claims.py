@@ -80,6 +80,12 @@ NOT_CONFLICTS = [
         "The peace talks in Geneva resumed on Monday after a week of delays.",
         "No date has been set for elections in the region, officials in Kyiv said.",
     ),
+    # Records of two reference entries (two countries), not statements about one thing.
+    (
+        "What are the major rivers of Austria?",
+        "Geography: Major rivers (by length in km): Donau (Danube) (shared with Germany, Slovakia) - 2,888 km",
+        "Environment: Major rivers (by length in km): Dunaj (Danube) (shared with Germany, Austria) - 2,888 km",
+    ),
     # Off the question's subject entirely.
     (
         "What is the population of Oman?",
