@@ -83,8 +83,8 @@ NOT_CONFLICTS = [
     # Records of two reference entries (two countries), not statements about one thing.
     (
         "What are the major rivers of Austria?",
-        "Geography: Major rivers (by length in km): Donau (Danube) (shared with Germany, Slovakia) - 2,888 km",
-        "Environment: Major rivers (by length in km): Dunaj (Danube) (shared with Germany, Austria) - 2,888 km",
+        "Geography: Major rivers (by length in km): Donau (Danube) (shared with Germany) - 2,888 km",
+        "Environment: Major rivers (by length in km): Dunaj (Danube) (shared with Austria) - 2,888 km",
     ),
     # Off the question's subject entirely.
     (

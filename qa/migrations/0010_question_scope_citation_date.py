@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('qa', '0008_answer_kind'),
+        ('qa', '0009_decomposition'),
     ]
 
     operations = [
