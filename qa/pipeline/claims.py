@@ -77,7 +77,7 @@ OPPOSITES: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
 
 # "Economy: Exports - commodities: ...", "Photograph: X/Getty Images": a record's label, not a
 # statement; two records of different entries (countries) differ without contradicting.
-_RECORD = re.compile(r"^\s*(?:[A-Z][\w'’()-]*\s?)+:\s")
+_RECORD = re.compile(r"^\s*[A-Z][\w'’()-]*(?:\s(?:and|of|the|&|-|[A-Z][\w'’()-]*))*:\s")
 
 
 @dataclass(frozen=True)

@@ -86,6 +86,11 @@ NOT_CONFLICTS = [
         "Geography: Major rivers (by length in km): Donau (Danube) (shared with Germany) - 2,888 km",
         "Environment: Major rivers (by length in km): Dunaj (Danube) (shared with Austria) - 2,888 km",
     ),
+    (
+        "What religions are practised in Kosovo?",
+        "People and Society: Religions: Muslim 95.6%, Roman Catholic 2.2%, none 0.1% (2011 est.)",
+        "People and Society: Religions: Muslim 56.7%, Roman Catholic 10%, Orthodox 6.8% (2011 est.)",
+    ),
     # Off the question's subject entirely.
     (
         "What is the population of Oman?",
