@@ -187,7 +187,9 @@ def claim_conflict(
             return ("outcome", a, b, about, *outcome)
     if overlap >= settings.same_statement:
         names = _swapped_names(a.text, b.text, settings.same_frame)
-        if names is not None:
+        # Each name its own document's subject ("Jordan has ... status" in Jordan's entry, "Kuwait has
+        # ... status" in Kuwait's): two entries saying the same of their own subjects, not a conflict.
+        if names is not None and not (_titled(names[0], a) and _titled(names[1], b)):
             return ("entity", a, b, about, *names)
     return None
 
@@ -270,6 +272,10 @@ def _swapped_names(a: str, b: str, min_ratio: float) -> tuple[str, str] | None:
             shown_a, shown_b = " ".join(tokens_a[i1:i2]), " ".join(tokens_b[j1:j2])
             return None if _one_name(shown_a, shown_b) else (shown_a, shown_b)
     return None
+
+
+def _titled(name: str, sentence: SourceSentence) -> bool:
+    return bool(set(name.split()) & set(words(sentence.document_title)))
 
 
 def _one_name(a: str, b: str) -> bool:

@@ -112,6 +112,20 @@ def test_pairs_that_only_look_alike_are_not_flagged(question, first, second):
     assert claim_conflict(sentence("a", first), sentence("b", second), content_words(question)) is None
 
 
+def test_two_entries_saying_the_same_of_their_own_subjects_do_not_conflict():
+    question = content_words("Which countries have Major Non-NATO Ally status with the US?")
+    status = (
+        " has Major Non-NATO Ally status with the US, a designation that gives partners benefits in trade."
+    )
+    jordan = SourceSentence(1, "factbook/Jordan", "Jordan", 0, "1", "Jordan" + status)
+    kuwait = SourceSentence(2, "factbook/Kuwait", "Kuwait", 0, "1", "Kuwait" + status)
+    assert claim_conflict(jordan, kuwait, question) is None
+    # The same pair in two news reports about one country is a conflict.
+    report = SourceSentence(3, "news/a", "Gulf news", 0, "1", jordan.text)
+    other = SourceSentence(4, "news/b", "Gulf news", 0, "1", kuwait.text)
+    assert claim_conflict(report, other, question)[0] == "entity"
+
+
 def test_a_conflict_names_both_sources_their_dates_and_says_it_is_heuristic():
     kind, question, first, second = CONFLICTS[1]
     mine, theirs = sentence("herald", first), sentence("courier", second)
