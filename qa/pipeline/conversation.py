@@ -60,6 +60,12 @@ _NOT_REFERENT = frozenset(
     difference differences end answer question information world us kind type types lot amount
     number cost price rate process reason reasons benefit benefits purpose role use""".split()
 )
+# "this article", "the report": the documents being searched, which retrieval finds; asking
+# "which article do you mean?" back would stop a question the corpus can answer.
+_DOCUMENT_NOUNS = frozenset(
+    """article articles report reports reporting document documents text passage story paper study
+    overview account coverage piece""".split()
+)
 _QUESTION_OPENERS = frozenset(
     "what which who whom whose when where why how is are was were do does did can could should "
     "would will may might tell please and or but so also".split()
@@ -330,6 +336,8 @@ def rewrite(question: str, history: Sequence[Turn], memory: ConversationMemory |
             if named is not None and named.text.lower() not in question.lower():
                 spans.append((start, end, f"the {named.text}"))
                 resolved.append((text, named.text))
+            elif _named_here(question, start, noun):
+                continue
             elif text.lower().split()[0] in (*_DEMONSTRATIVES, "that"):
                 unresolved.append(text)
             else:
@@ -367,12 +375,31 @@ def rewrite(question: str, history: Sequence[Turn], memory: ConversationMemory |
 
 
 def _unresolved_only(base: Rewrite, question: str, memory: ConversationMemory) -> Rewrite:
-    references = [(text, noun) for _, _, text, noun in _references(question) if noun]
+    references = [(text, noun) for start, _, text, noun in _references(question) if noun]
     unresolved = tuple(
-        text for text, _ in references if text.lower().split()[0] in (*_DEMONSTRATIVES, "that")
+        text
+        for start, _, text, noun in _references(question)
+        if noun
+        and text.lower().split()[0] in (*_DEMONSTRATIVES, "that")
+        and not _points_back(question, start, noun)
     )
     definite = tuple(text for text, _ in references if text.lower().startswith("the "))
     return Rewrite(**{**base.__dict__, "unresolved": unresolved, "definite": definite})
+
+
+def _points_back(question: str, start: int, noun: str) -> bool:
+    """Whether a first turn's demonstrative refers to something the question itself says: the
+    documents ("this article"), or what comes before it: a word ("the 2013 elections ... those
+    elections") or a name ("how did Russia use its gas ... what risks did this create").
+    "What does this library provide?" names nothing before it, so the reader must ask which."""
+    before = question[:start]
+    return _named_here(question, start, noun) or bool(_names_in(before))
+
+
+def _named_here(question: str, start: int, noun: str) -> bool:
+    """Whether a reference points at something the question itself says: the documents
+    ("this article") or a word before it ("the 2013 elections ... those elections")."""
+    return noun in _DOCUMENT_NOUNS or stem(noun) in {stem(w) for w in words(question[:start])}
 
 
 def _needs_subject(question: str, own_names: set[str]) -> bool:

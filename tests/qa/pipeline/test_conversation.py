@@ -45,6 +45,20 @@ def test_a_first_question_with_a_dangling_demonstrative_is_unresolved_too():
     )
 
 
+def test_a_first_question_whose_demonstrative_points_back_into_itself_is_not_asked_back():
+    # Analyst questions about the corpus's own articles: nothing is missing, so no "which ... do you mean?"
+    pointing_back = [
+        "According to this article, what did the minister announce?",
+        "Based solely on this historical overview, what share of Rwanda's population is Hutu?",
+        "Who won Mali's presidential elections in 2013 and 2018, and were those elections credible?",
+        "How was Russia using its gas exports over Europe, and what risks did this create?",
+        "Which powers competed for influence over Korea, and what wars shaped this period?",
+    ]
+    for question in pointing_back:
+        assert rewrite(question, []).unresolved == (), question
+    assert rewrite("What all facilities does this library provide?", []).unresolved == ("this library",)
+
+
 def test_ellipsis_swaps_the_year_or_the_name_into_the_previous_question():
     history = [("What was the population of Ghana in 2010?", "About 24 million.")]
     assert rewrite("and in 2019?", history).question == "What was the population of Ghana in 2019?"
