@@ -375,15 +375,13 @@ def rewrite(question: str, history: Sequence[Turn], memory: ConversationMemory |
 
 
 def _unresolved_only(base: Rewrite, question: str, memory: ConversationMemory) -> Rewrite:
-    references = [(text, noun) for start, _, text, noun in _references(question) if noun]
+    references = [(start, text, noun) for start, _, text, noun in _references(question) if noun]
     unresolved = tuple(
         text
-        for start, _, text, noun in _references(question)
-        if noun
-        and text.lower().split()[0] in (*_DEMONSTRATIVES, "that")
-        and not _points_back(question, start, noun)
+        for start, text, noun in references
+        if text.lower().split()[0] in (*_DEMONSTRATIVES, "that") and not _points_back(question, start, noun)
     )
-    definite = tuple(text for text, _ in references if text.lower().startswith("the "))
+    definite = tuple(text for _, text, _ in references if text.lower().startswith("the "))
     return Rewrite(**{**base.__dict__, "unresolved": unresolved, "definite": definite})
 
 
