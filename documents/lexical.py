@@ -14,7 +14,7 @@ is the current one, and counted from the postings otherwise; it is needed only
 when a query term is that frequent.
 
 Writes happen inside the caller's transaction, which holds the corpus row
-locked (documents.services._next_corpus_version), so two writers of one
+locked (documents.services.next_corpus_version), so two writers of one
 corpus never interleave their TermStat updates.
 """
 

@@ -223,7 +223,7 @@ class StoredVector(models.Model):
     partial HNSW index on ``embedding::vector(N) WHERE dimension = N`` for each
     of INDEXED_DIMENSIONS, which dense search uses by asking the same
     expression (qa/adapters.py). Rows go with their document: replaced or
-    deleted content removes them (documents/services.py).
+    deleted content removes them (documents/services/ingestion.py).
     """
 
     space = models.ForeignKey(EmbeddingSpace, on_delete=models.CASCADE, related_name="+")

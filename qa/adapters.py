@@ -12,7 +12,7 @@ keys match ``InMemoryCorpusIndex``'s scheme: "sentence:<pk>", "chunk:<pk>",
 
 Versions: ``Corpus.version`` goes up in the transaction that makes a
 document's content live (``Document.ready_version`` records that version)
-and in the one that deletes a document (documents/services.py). The index
+and in the one that deletes a document (documents/services/uploads.py). The index
 reads the corpus at the version it was given (an earlier stage's, recorded on
 the question) or at the current one, and every read filters on
 ``ready_version <= version``: the corpus at version V, as far as it still

@@ -1,53 +1,28 @@
-"""Ingestion: the writes of the documents app.
+"""Ingestion: a staged document version embedded and swapped in.
 
-A file becomes documents in two steps. ``documents_submit`` validates and
-parses it in the caller's process (so bad input is refused at once, before
-anything is written) and stages each document's new version in its row.
-``document_embed`` then runs in a Celery worker: it embeds the staged
-sentences and swaps them in with one transaction, so a document is either
-ready with all its sentences and vectors or has none of the new ones.
+``document_embed`` runs in a Celery worker: it claims the staged version under
+a lease (with other queued documents of the same corpus and lane, encoded in
+the same calls), embeds the sentences and swaps them in with one transaction
+per document, so a document is either ready with all its sentences and vectors
+or has none of the new ones.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from datetime import timedelta
-from pathlib import Path
+from collections.abc import Callable
 
 import numpy as np
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Func, IntegerField, Q
+from django.db.models import Func, IntegerField
 from django.db.models.fields.json import KeyTransform
 from django.utils import timezone
 
-from audit.models import AuditEvent
-from audit.services import audit_record
 from documents import lexical, vectors
 from documents.embedding import model_named
-from documents.errors import CorpusExists, CorpusInvalid, IngestError, UploadTooLarge, UploadUnsupported
-from documents.models import (
-    EMBEDDING_DIM,
-    Chunk,
-    Corpus,
-    Document,
-    EmbeddingSpace,
-    Sentence,
-    StoredVector,
-    Team,
-)
-from documents.parsing import (
-    SUPPORTED_EXTENSIONS,
-    ParsedDocument,
-    ParseError,
-    UnsupportedFileType,
-    parse_bytes,
-    sentence_windows,
-)
+from documents.models import EMBEDDING_DIM, Chunk, Corpus, Document, EmbeddingSpace, Sentence, StoredVector
+from documents.parsing import sentence_windows
 from documents.vectors import pool
 from groundedqa_site import jobs
 from qa.pipeline.protocols import Embedder
@@ -55,203 +30,9 @@ from qa.pipeline.protocols import Embedder
 logger = logging.getLogger(__name__)
 
 SAVE_BATCH = 2000
+
 # Queued documents looked at for one shared encode (the sentence budget usually stops it first).
 COMPANIONS_MAX = 200
-EMBED_DOCUMENT_TASK = "documents.tasks.embed_document"
-
-
-@dataclass(frozen=True)
-class Submitted:
-    document: Document
-    changed: bool  # False when the same content was already stored or queued
-
-
-@dataclass(frozen=True)
-class Refused:
-    filename: str
-    error: IngestError
-
-
-@dataclass(frozen=True)
-class UploadOutcome:
-    submitted: tuple[Submitted, ...]
-    refused: tuple[Refused, ...]
-
-    @property
-    def changed(self) -> int:
-        return sum(s.changed for s in self.submitted)
-
-
-def corpus_create(*, name: str, team: Team, description: str = "", actor=None) -> Corpus:
-    name = name.strip()
-    if not name:
-        raise CorpusInvalid("A corpus needs a name.")
-    if Corpus.objects.filter(name=name).exists():
-        raise CorpusExists(f"A corpus named {name!r} already exists.")
-    with transaction.atomic():
-        corpus = Corpus.objects.create(name=name, team=team, description=description)
-        _audit_corpus(actor, AuditEvent.Action.CORPUS_CREATE, corpus)
-    return corpus
-
-
-def check_upload(*, filename: str, size: int) -> None:
-    """Refuse a file before reading it: too big, or of a type we cannot parse."""
-    limit = settings.UPLOAD_MAX_BYTES
-    if size > limit:
-        raise UploadTooLarge(
-            f"{filename}: {size:,} bytes is over the upload limit of {limit:,} bytes (UPLOAD_MAX_BYTES)."
-        )
-    if Path(filename).suffix.lower() not in SUPPORTED_EXTENSIONS:
-        raise UploadUnsupported(
-            f"{filename}: unsupported file type; supported: {', '.join(SUPPORTED_EXTENSIONS)}."
-        )
-
-
-def parse_upload(*, filename: str, data: bytes, external_id: str | None = None) -> list[ParsedDocument]:
-    check_upload(filename=filename, size=len(data))
-    try:
-        return parse_bytes(data, filename, external_id=external_id)
-    except UnsupportedFileType as exc:
-        raise UploadUnsupported(str(exc)) from exc
-    except ParseError as exc:
-        raise IngestError(str(exc)) from exc
-
-
-def documents_submit(
-    *,
-    corpus: Corpus,
-    filename: str,
-    data: bytes,
-    uploaded_by=None,
-    external_id: str | None = None,
-) -> list[Submitted]:
-    """Parse one uploaded file and stage its documents; queue embedding on commit.
-
-    A file holding more than INGEST_BULK_DOCUMENTS documents (a JSONL export, say)
-    is a bulk import and goes to the bulk queue.
-    """
-    parsed = parse_upload(filename=filename, data=data, external_id=external_id)
-    bulk = len(parsed) > settings.INGEST_BULK_DOCUMENTS
-    with transaction.atomic():
-        submitted = [
-            document_stage(corpus=corpus, parsed=doc, filename=filename, uploaded_by=uploaded_by, bulk=bulk)
-            for doc in parsed
-        ]
-        for item in submitted:
-            _audit_document(
-                uploaded_by,
-                AuditEvent.Action.DOCUMENT_UPLOAD,
-                item.document,
-                {"filename": filename, "changed": item.changed},
-            )
-    return submitted
-
-
-def documents_upload(
-    *, corpus: Corpus, files: Iterable, uploaded_by=None, external_id: str | None = None
-) -> UploadOutcome:
-    """Stage every uploaded file (Django UploadedFiles) on its own: one bad file never stops the others.
-
-    The size and type are checked before a file is read, so a huge upload is refused unread.
-    """
-    submitted, refused = [], []
-    for upload in files:
-        try:
-            check_upload(filename=upload.name, size=upload.size)
-            submitted.extend(
-                documents_submit(
-                    corpus=corpus,
-                    filename=upload.name,
-                    data=upload.read(),
-                    uploaded_by=uploaded_by,
-                    external_id=external_id,
-                )
-            )
-        except IngestError as exc:
-            refused.append(Refused(filename=upload.name, error=exc))
-    return UploadOutcome(submitted=tuple(submitted), refused=tuple(refused))
-
-
-def embed_queue(*, bulk: bool) -> str:
-    return "ingestion-bulk" if bulk else "ingestion"
-
-
-def _send_embed(document_id: int, digest: str, *, bulk: bool) -> None:
-    jobs.enqueue(EMBED_DOCUMENT_TASK, document_id, digest, queue=embed_queue(bulk=bulk))
-
-
-def content_hash(parsed: ParsedDocument) -> str:
-    """Hash of everything that ends up in the document's rows, boundaries included."""
-    payload = {
-        "title": parsed.title,
-        "source": parsed.source,
-        "url": parsed.url,
-        "published": parsed.published.isoformat() if parsed.published else None,
-        "text": parsed.text,
-        "sentences": [[s.start, s.end, s.label] for s in parsed.sentences],
-    }
-    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
-
-
-def document_stage(
-    *,
-    corpus: Corpus,
-    parsed: ParsedDocument,
-    filename: str = "",
-    uploaded_by=None,
-    enqueue: bool = True,
-    bulk: bool = False,
-) -> Submitted:
-    """Stage a parsed document's new version; a no-op when that content is stored or queued.
-
-    ``bulk`` (imports of many documents) queues the embedding behind other bulk work
-    only, never in front of an analyst's upload.
-    """
-    digest = content_hash(parsed)
-    with transaction.atomic():
-        document, created = Document.objects.select_for_update().get_or_create(
-            corpus=corpus,
-            external_id=parsed.external_id,
-            defaults={"title": parsed.title[:500], "filename": filename[:500], "uploaded_by": uploaded_by},
-        )
-        unchanged = document.content_hash == digest and document.status == Document.Status.READY
-        in_flight = document.pending_hash == digest and document.status in (
-            Document.Status.QUEUED,
-            Document.Status.PARSING,
-            Document.Status.EMBEDDING,
-        )
-        if not created and (unchanged or in_flight):
-            return Submitted(document, changed=False)
-        document.pending_text = parsed.text
-        document.pending_hash = digest
-        document.pending_sentences = {
-            "title": parsed.title[:500],
-            "source": parsed.source[:200],
-            "url": parsed.url[:1000],
-            "published": parsed.published.isoformat() if parsed.published else None,
-            "sentences": [[s.start, s.end, s.label] for s in parsed.sentences],
-        }
-        document.filename = filename[:500] or document.filename
-        document.uploaded_by = uploaded_by or document.uploaded_by
-        document.status = Document.Status.QUEUED
-        document.progress = 0
-        document.error = ""
-        # A worker still embedding the previous version loses its lease (and its swap).
-        document.lease_owner = ""
-        document.lease_expires_at = None
-        document.attempts = 0
-        # If the message is lost before a worker claims the document (the broker, or a
-        # worker's main process dying with it prefetched), the reaper sends it again.
-        document.resend_at = jobs.lease_until() if enqueue else None
-        document.bulk = bulk
-        if not document.content_hash:
-            # Nothing live yet: show the title straight away in lists.
-            document.title = parsed.title[:500]
-        document.save()
-        if enqueue:
-            document_id = document.pk
-            transaction.on_commit(lambda: _send_embed(document_id, digest, bulk=bulk))
-    return Submitted(document, changed=True)
 
 
 def _claim(document_id: int, expected_hash: str, owner: str | None = None) -> str | None:
@@ -316,7 +97,7 @@ def document_embed(
                 built[pk] = _build_rows(Document.objects.get(pk=pk))
             except Exception as exc:  # noqa: BLE001 - any failure is reported on the document itself
                 logger.exception("document %s failed to embed", pk)
-                outcomes[pk] = _fail(pk, digest, _readable(exc), owner=owner)
+                outcomes[pk] = fail_version(pk, digest, _readable(exc), owner=owner)
         corpus_id = Document.objects.filter(pk=document_id).values_list("corpus_id", flat=True).first()
         for _ in range(MODEL_SWITCH_RETRIES):
             if not built:
@@ -329,7 +110,9 @@ def document_embed(
                 encoded = _encode(texts, encoder, on_progress, dimension)
             except Exception as exc:  # noqa: BLE001 - any failure is reported on the documents themselves
                 logger.exception("documents %s failed to embed", sorted(built))
-                outcomes.update({pk: _fail(pk, claimed[pk], _readable(exc), owner=owner) for pk in built})
+                outcomes.update(
+                    {pk: fail_version(pk, claimed[pk], _readable(exc), owner=owner) for pk in built}
+                )
                 built = {}
                 break
             switched = {}
@@ -345,7 +128,7 @@ def document_embed(
         reason = (
             "Its corpus kept switching embedding models while the document was embedded; upload it again."
         )
-        outcomes.update({pk: _fail(pk, claimed[pk], reason, owner=owner) for pk in built})
+        outcomes.update({pk: fail_version(pk, claimed[pk], reason, owner=owner) for pk in built})
     if len(claimed) > 1:
         logger.info("document %s embedded with %s other queued documents", document_id, len(claimed) - 1)
     return outcomes.get(document_id)
@@ -441,7 +224,7 @@ def _encode(
     return {pk: out[bounds[i] : bounds[i + 1]] for i, pk in enumerate(pks)}
 
 
-def _next_corpus_version(corpus_id: int) -> int:
+def next_corpus_version(corpus_id: int) -> int:
     """Lock the corpus row and move it to its next version (committed with the caller's change).
 
     Callers lock the corpus before any of its documents, so a swap and a delete
@@ -477,7 +260,7 @@ def _swap_in(
         return None
     try:
         with transaction.atomic():
-            version = _next_corpus_version(corpus_id)
+            version = next_corpus_version(corpus_id)
             # The corpus row is locked now: a re-embedding cannot switch its model before commit.
             if vectors.space_key(vectors.current_space(corpus_id)) != vectors.space_key(space):
                 raise _ModelSwitched
@@ -562,7 +345,9 @@ def _still_ours(document: Document | None, expected_hash: str, owner: str | None
     return owner is None or document.lease_owner == owner
 
 
-def _fail(document_id: int, expected_hash: str, reason: str, *, owner: str | None = None) -> Document | None:
+def fail_version(
+    document_id: int, expected_hash: str, reason: str, *, owner: str | None = None
+) -> Document | None:
     with transaction.atomic():
         document = Document.objects.select_for_update().filter(pk=document_id).first()
         if not _still_ours(document, expected_hash, owner):
@@ -587,115 +372,3 @@ def _fail(document_id: int, expected_hash: str, reason: str, *, owner: str | Non
 def _readable(exc: Exception) -> str:
     message = str(exc).strip() or exc.__class__.__name__
     return message[0].upper() + message[1:] if message else message
-
-
-def documents_reap(*, now=None) -> int:
-    """Re-queue embeddings whose worker died (lease expired), fail those that died too often, resend."""
-    now = now or timezone.now()
-    lease = timedelta(seconds=settings.JOB_LEASE_SECONDS)
-    expired = Document.objects.filter(
-        Q(lease_expires_at__lt=now) | Q(lease_expires_at__isnull=True, updated_at__lt=now - lease),
-        status__in=[Document.Status.PARSING, Document.Status.EMBEDDING],
-    )
-    touched = 0
-    rows = expired.values_list("pk", "pending_hash", "attempts", "lease_owner", "bulk")
-    for pk, digest, attempts, owner, bulk in rows:
-        if jobs.attempts_exhausted(attempts):
-            reason = (
-                f"Embedding stopped its worker {attempts} times (killed, out of memory or restarted), "
-                "so it was given up; upload the file again to retry."
-            )
-            touched += _fail(pk, digest, reason, owner=owner) is not None
-            continue
-        requeued = Document.objects.filter(
-            pk=pk,
-            pending_hash=digest,
-            lease_owner=owner,
-            status__in=[Document.Status.PARSING, Document.Status.EMBEDDING],
-        ).update(
-            status=Document.Status.QUEUED,
-            progress=0,
-            resend_at=jobs.lease_until(now),
-            updated_at=now,
-            **jobs.RELEASED,
-        )
-        if requeued:
-            # Its message went with the worker: send it now, not behind the lane's waiting work.
-            _send_embed(pk, digest, bulk=bulk)
-            touched += 1
-    return touched + _resend_lost(now)
-
-
-def _resend_lost(now) -> int:
-    """Send again the queued documents whose message seems lost: never claimed, and their lane
-    (uploads, or bulk imports) has no document being embedded and none finished within a lease.
-
-    A lane at work is consuming its queue, so a document waiting there is only
-    waiting its turn: resending every queued document of a 787-document import
-    each lease would flood the queue with copies. A lane is at work, too, in the
-    moment between one document ending and its worker claiming the next: taken
-    for idle there, most of an import was sent again four times in seven minutes
-    (bench busy). Once nothing in the lane has moved for a lease and a document
-    is still queued, its message is gone. The pause before the next resend grows
-    with the time it has waited, for a lane whose worker is down.
-    """
-    lease = timedelta(seconds=settings.JOB_LEASE_SECONDS)
-    busy = set(
-        Document.objects.filter(
-            Q(status__in=[Document.Status.PARSING, Document.Status.EMBEDDING], lease_expires_at__gte=now)
-            | Q(status__in=[Document.Status.READY, Document.Status.FAILED], updated_at__gte=now - lease)
-        ).values_list("bulk", flat=True)
-    )
-    due = (
-        Document.objects.filter(status=Document.Status.QUEUED, resend_at__lte=now)
-        .exclude(pending_hash="")
-        .exclude(bulk__in=busy)
-    )
-    sent = 0
-    for pk, digest, bulk, queued_at in due.values_list("pk", "pending_hash", "bulk", "updated_at"):
-        pause = max(lease, now - queued_at)
-        if Document.objects.filter(pk=pk, pending_hash=digest, status=Document.Status.QUEUED).update(
-            resend_at=now + pause
-        ):
-            _send_embed(pk, digest, bulk=bulk)
-            sent += 1
-    return sent
-
-
-def _audit_corpus(actor, action: str, corpus: Corpus, detail: dict | None = None) -> None:
-    audit_record(
-        actor=actor,
-        action=action,
-        target_type="corpus",
-        target_id=corpus.pk,
-        target_label=corpus.name,
-        team_id=corpus.team_id,
-        detail=detail,
-    )
-
-
-def _audit_document(actor, action: str, document: Document, detail: dict | None = None) -> None:
-    audit_record(
-        actor=actor,
-        action=action,
-        target_type="document",
-        target_id=document.pk,
-        target_label=f"{document.title or document.external_id} (corpus {document.corpus.name})",
-        team_id=document.corpus.team_id,
-        detail=detail,
-    )
-
-
-def document_delete(*, document: Document, actor=None) -> None:
-    """Delete a document; questions already past retrieval answer from what remains (qa/adapters.py)."""
-    with transaction.atomic():
-        _audit_document(actor, AuditEvent.Action.DOCUMENT_DELETE, document)
-        _next_corpus_version(document.corpus_id)
-        lexical.unindex_document(corpus_id=document.corpus_id, document_id=document.pk)
-        document.delete()
-
-
-def corpus_delete(*, corpus: Corpus, actor=None) -> None:
-    with transaction.atomic():
-        _audit_corpus(actor, AuditEvent.Action.CORPUS_DELETE, corpus, {"documents": corpus.documents.count()})
-        corpus.delete()
