@@ -32,6 +32,8 @@ from django.conf import settings
 from django.db import DatabaseError, InterfaceError, OperationalError, connection, models
 from django.utils import timezone
 
+from groundedqa_site import broker
+
 logger = logging.getLogger("groundedqa.jobs")
 
 # Errors after which a later attempt may well succeed. LLM errors carry their own
@@ -53,11 +55,11 @@ class LeasedJob(models.Model):
 
 
 RELEASED = {"lease_owner": "", "lease_expires_at": None}
-# Question stages the reaper sends again (their worker died, or their message was lost)
-# go to a queue of their own, which every QA worker lists first: a worker polls its
-# queues in turn, so they run next instead of waiting behind every question asked
-# since, which were all asked after them.
-REQUEUED_QUEUE = "requeued"
+# Question stages the reaper sends again after their worker died go to a queue of their
+# own, which every QA worker consumes and takes before its other queues whenever it has
+# a free process (groundedqa_site/broker.py), so they run next instead of waiting behind
+# every question asked since, which were all asked after them.
+REQUEUED_QUEUE = broker.REQUEUED_QUEUE
 
 
 def new_owner() -> str:

@@ -272,6 +272,12 @@ if CELERY_BROKER_URL == "filesystem://":
     # kombu's file-system transport with atomic message writes: with its own, a worker can
     # read a message half-written and stop (groundedqa_site/broker.py).
     CELERY_BROKER_TRANSPORT = "groundedqa_site.broker:Transport"
+elif CELERY_BROKER_URL.startswith(("redis://", "rediss://", "redis+socket://")):
+    # A worker takes the "requeued" queue (stages whose worker died) before its other
+    # queues, as the file-system transport does (groundedqa_site/broker.py).
+    from groundedqa_site.broker import REDIS_TRANSPORT_OPTIONS
+
+    CELERY_BROKER_TRANSPORT_OPTIONS = dict(REDIS_TRANSPORT_OPTIONS)
 # Job state lives in our own tables; Celery results are not needed.
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True

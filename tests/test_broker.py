@@ -58,3 +58,47 @@ def test_the_site_uses_the_atomic_transport():
     if settings.CELERY_BROKER_URL != "filesystem://":
         pytest.skip("a network broker is configured")
     assert settings.CELERY_BROKER_TRANSPORT == "groundedqa_site.broker:Transport"
+
+
+def _first_taken(connection, queue_names: list[str]) -> str:
+    """The queue of the first message a consumer of ``queue_names`` (in that order) receives."""
+    from kombu import Queue
+
+    taken = []
+    queues = [Queue(name, routing_key=name) for name in queue_names]
+    with connection.Consumer(queues, callbacks=[lambda body, message: taken.append(body["queue"])]):
+        while not taken:
+            connection.drain_events(timeout=2)
+    return taken[0]
+
+
+def _backlog_then_requeued(connection, stage_queues: list[str]) -> None:
+    from kombu import Queue
+
+    with connection.Producer() as producer:
+        for name in [*stage_queues, *stage_queues, "requeued"]:
+            queue = Queue(name, routing_key=name)
+            producer.publish({"queue": name}, routing_key=name, declare=[queue])
+
+
+def test_a_stage_whose_worker_died_is_taken_before_the_backlog_of_other_questions(tmp_path):
+    # The reaper sends a dead worker's stage to "requeued"; a worker with a free process
+    # takes it before the stages of every question asked since, whatever order -Q lists.
+    stage_queues = ["fs-retrieval", "fs-generation", "fs-verification"]
+    with _connection(tmp_path) as connection:
+        _backlog_then_requeued(connection, stage_queues)
+        assert _first_taken(connection, [*stage_queues, "requeued"]) == "requeued"
+
+
+def test_without_a_requeued_stage_the_other_queues_still_take_turns(tmp_path):
+    from groundedqa_site.broker import RequeuedFirstCycle
+
+    cycle = RequeuedFirstCycle()
+    cycle.update(["retrieval", "generation", "requeued", "citation"])
+    assert cycle.consume(4)[0] == "requeued"
+    firsts = []
+    for _ in range(3):
+        order = [q for q in cycle.consume(4) if q != "requeued"]
+        firsts.append(order[0])
+        cycle.rotate(order[0])
+    assert firsts == ["retrieval", "generation", "citation"]

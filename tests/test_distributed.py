@@ -196,3 +196,23 @@ def test_upload_embed_and_answer_through_redis_and_a_separate_postgres(redis_url
             process.wait(timeout=30)
         for name in ("worker.log", "web.log"):
             print(f"--- {name}\n{(logs / name).read_text(errors='replace')[-2000:]}")
+
+
+def test_on_redis_a_stage_whose_worker_died_is_taken_before_the_backlog(redis_url):
+    # The site's own transport options, as a worker started with this broker URL reads them.
+    from kombu import Connection, Queue
+
+    from groundedqa_site.broker import REDIS_TRANSPORT_OPTIONS, RequeuedFirstCycle
+
+    stage_queues = ["retrieval", "generation", "verification"]
+    with Connection(redis_url, transport_options=REDIS_TRANSPORT_OPTIONS) as connection:
+        with connection.Producer() as producer:
+            for name in [*stage_queues, *stage_queues, "requeued"]:
+                producer.publish({"queue": name}, routing_key=name, declare=[Queue(name, routing_key=name)])
+        taken = []
+        queues = [Queue(name, routing_key=name) for name in [*stage_queues, "requeued"]]
+        with connection.Consumer(queues, callbacks=[lambda body, message: taken.append(body["queue"])]):
+            while not taken:
+                connection.drain_events(timeout=2)
+        assert isinstance(connection.default_channel._queue_cycle, RequeuedFirstCycle)
+    assert taken[0] == "requeued"

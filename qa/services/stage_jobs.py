@@ -173,7 +173,8 @@ def _resend_plan(*, attempts: int, waiting_since: datetime, now: datetime) -> tu
 
     A stage that was claimed before (its worker died, or it failed transiently)
     goes to the ``requeued`` queue, which every QA worker consumes beside the
-    stage queues, so it does not wait behind the questions asked since. A stage
+    stage queues and takes first when a process is free (groundedqa_site/
+    broker.py), so it does not wait behind the questions asked since. A stage
     never claimed is almost always still waiting in its own queue behind other
     questions; its message is lost only when a worker's main process died
     holding it. Its copy goes to the back of that same queue, where it runs
@@ -181,8 +182,7 @@ def _resend_plan(*, attempts: int, waiting_since: datetime, now: datetime) -> tu
     Either way the next copy waits as long as the question has waited so far
     (at least a lease): a copy sent every lease filled the queue with copies of
     the questions waiting in it, and a stage whose worker had died waited behind
-    them for a minute (bench faults, Redis). A worker takes its queues in turn,
-    so when all are busy ``requeued`` gets only one message in five or six.
+    them for a minute (bench faults, Redis).
     """
     lease = timedelta(seconds=settings.JOB_LEASE_SECONDS)
     again = now + min(max(lease, now - waiting_since), MAX_RESEND_INTERVAL)
