@@ -81,6 +81,12 @@ def main(argv: list[str] | None = None) -> int:
         "--documents", type=int, default=0, help="busy: analyst-bench documents to import (default all)"
     )
     parser.add_argument(
+        "--import-wait",
+        type=int,
+        default=3600,
+        help="busy: seconds to wait for the whole import after the questions (timed only if it ends)",
+    )
+    parser.add_argument(
         "--brokers", default="", help="faults: brokers to run on, of filesystem,redis (default both)"
     )
     args = parser.parse_args(argv)

@@ -1,6 +1,6 @@
 """Interactive work while the system is busy ingesting.
 
-``python -m bench busy [--questions 50] [--documents N]``
+``python -m bench busy [--questions 50] [--documents N] [--import-wait 3600]``
 
 Real processes as ``make run`` starts them (``bench.cluster``): a QA worker
 (2 processes, every stage queue), the upload worker (``ingestion``), the bulk
@@ -20,6 +20,7 @@ PostgreSQL. In order:
 
 from __future__ import annotations
 
+import os
 import statistics
 import tempfile
 import time
@@ -119,6 +120,7 @@ def _measure(args) -> dict:
     from documents import parsing, services
     from documents.models import Document
 
+    load_at_start = [round(x, 2) for x in os.getloadavg()]
     root = settings.SHARED_DATA_DIR / "analyst-bench"
     gold = set(parsing.analyst_bench_gold_ids(root))
     documents = sorted(parsing.iter_analyst_bench_corpus(root), key=lambda d: d.external_id not in gold)
@@ -137,7 +139,7 @@ def _measure(args) -> dict:
     busy = _upload_two(corpus, "busy")
     questions = _ask_during_import(corpus, user, _questions(root, args.questions or 50), bulk_ids)
     try:
-        _wait(lambda: bulk_ready.count() == len(bulk_ids), 3600, "the whole import")
+        _wait(lambda: bulk_ready.count() == len(bulk_ids), args.import_wait, "the whole import")
         import_seconds = time.monotonic() - started
     except TimeoutError:
         import_seconds = None
@@ -150,6 +152,8 @@ def _measure(args) -> dict:
         "questions": questions,
         "import_seconds": import_seconds,
         "import_failed": Document.objects.filter(pk__in=bulk_ids, status=Document.Status.FAILED).count(),
+        "import_ready_at_end": bulk_ready.count(),
+        "loadavg_when_started": load_at_start,
     }
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import shutil
 import signal
 import socket
@@ -31,6 +32,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 from bench.cluster import (
@@ -70,6 +72,14 @@ class RoundResult:
     wall_seconds: float = 0.0
     longest_gap_between_answers: float = 0.0
     worker_restarts: int = 0
+    # The machine's 1-minute load average, sampled every 5 s while the round ran (this
+    # bench's own workers included): the other engineers' load moves the timings.
+    load_samples: list[float] = field(default_factory=list)
+    # From a whole worker's kill until it said "ready." again (model loaded, consuming).
+    restart_seconds: list[float] = field(default_factory=list)
+    # The longest time in which no QA worker process started or ended a task (their logs):
+    # whether the survivors kept consuming while a worker was dead or restarting.
+    longest_pause_between_tasks: float = 0.0
 
     @property
     def recovery_seconds(self) -> list[float]:
@@ -80,6 +90,15 @@ class RoundResult:
         return [k.requeued_after for k in self.kills if k.requeued_after is not None]
 
     @property
+    def waited_after_requeue(self) -> list[float]:
+        """Per kill, from back in the queue to picked up: the wait for a free worker process."""
+        return [
+            k.recovered_after - k.requeued_after
+            for k in self.kills
+            if k.recovered_after is not None and k.requeued_after is not None
+        ]
+
+    @property
     def unrecovered_kills(self) -> list[Kill]:
         return [k for k in self.kills if k.recovered_after is None]
 
@@ -87,7 +106,15 @@ class RoundResult:
         data = asdict(self)
         data["recovery_seconds"] = self.recovery_seconds
         data["requeue_seconds"] = self.requeue_seconds
+        data["waited_after_requeue_seconds"] = self.waited_after_requeue
+        data["load"] = _load_summary(self.load_samples)
         return data
+
+
+def _load_summary(samples: list[float]) -> dict:
+    if not samples:
+        return {}
+    return {"min": min(samples), "mean": round(sum(samples) / len(samples), 2), "max": max(samples)}
 
 
 def _pid_of(owner: str) -> int | None:
@@ -120,6 +147,7 @@ class Killer(threading.Thread):
         self.stages = ["retrieval", "generation", "citation", "verification"]
         self.tries = 0
         self.restarting: list[threading.Thread] = []
+        self.restart_seconds: list[float] = []
 
     def run(self) -> None:
         from django.db import connection
@@ -194,8 +222,27 @@ class Killer(threading.Thread):
         return ""
 
     def _restart_later(self, name: str) -> None:
+        killed = time.monotonic()
         time.sleep(2)
         self.cluster.restart(name)
+        self.restart_seconds.append(time.monotonic() - killed)
+
+
+TASK_LINE = re.compile(
+    rb"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}): INFO/ForkPoolWorker-\d+\] task (?:started|ended)"
+)
+
+
+def longest_pause_between_tasks(logs: list[Path]) -> float:
+    """The longest time in which no process of these workers started or ended a task."""
+    stamps = sorted(
+        datetime.strptime(match.group(1).decode(), "%Y-%m-%d %H:%M:%S,%f")
+        for log in logs
+        if log.exists()
+        for line in log.read_bytes().splitlines()
+        if (match := TASK_LINE.match(line))
+    )
+    return max(((b - a).total_seconds() for a, b in zip(stamps, stamps[1:], strict=False)), default=0.0)
 
 
 def watch(
@@ -204,6 +251,7 @@ def watch(
     *,
     timeout: float,
     asking_done: threading.Event,
+    load_samples: list[float] | None = None,
 ) -> dict[int, float]:
     """Sample the questions every 0.2 s until all are asked and ended, or ``timeout``; mark kills recovered.
 
@@ -221,9 +269,13 @@ def watch(
 
     finished: dict[int, float] = {}
     deadline = time.monotonic() + timeout
+    next_load = 0.0
     try:
         while time.monotonic() < deadline:
             now = time.monotonic()
+            if load_samples is not None and now >= next_load:
+                load_samples.append(round(os.getloadavg()[0], 2))
+                next_load = now + 5
             done_asking = asking_done.is_set()
             ids = question_ids()
             rows = {
@@ -284,10 +336,17 @@ def fault_round(
     started = time.monotonic()
     asking_done = threading.Event()
     finished: dict[int, float] = {}
+    load_samples: list[float] = []
 
     def monitor() -> None:
         finished.update(
-            watch(lambda: list(ids), lambda: killer.kills, timeout=timeout, asking_done=asking_done)
+            watch(
+                lambda: list(ids),
+                lambda: killer.kills,
+                timeout=timeout,
+                asking_done=asking_done,
+                load_samples=load_samples,
+            )
         )
 
     watcher = threading.Thread(target=monitor, daemon=True)
@@ -305,7 +364,7 @@ def fault_round(
     # A whole-worker restart still under way finishes before the caller stops the cluster.
     for thread in killer.restarting:
         thread.join(timeout=180)
-    result = RoundResult(broker=broker, questions=questions, kills=killer.kills)
+    result = RoundResult(broker=broker, questions=questions, kills=killer.kills, load_samples=load_samples)
     result.wall_seconds = time.monotonic() - started
     rows = list(Question.objects.filter(pk__in=ids).values_list("pk", "status", "error"))
     result.done = sum(1 for _, status, _ in rows if status == Question.Status.DONE)
@@ -320,6 +379,10 @@ def fault_round(
         (b - a for a, b in zip([started, *times], times, strict=False)), default=0.0
     )
     result.worker_restarts = cluster.restarts
+    result.restart_seconds = killer.restart_seconds
+    result.longest_pause_between_tasks = longest_pause_between_tasks(
+        [cluster.log(name) for name in cluster.specs]
+    )
     return result
 
 
@@ -440,6 +503,7 @@ def run(args) -> None:
     rows = []
     for r in results:
         recovery, requeue = sorted(r.recovery_seconds), sorted(r.requeue_seconds)
+        load = _load_summary(r.load_samples)
         rows.append(
             [
                 r.broker,
@@ -453,9 +517,14 @@ def run(args) -> None:
                 f"{max(requeue):.1f}" if requeue else "-",
                 f"{recovery[len(recovery) // 2]:.1f}" if recovery else "-",
                 f"{max(recovery):.1f}" if recovery else "-",
+                f"{max(r.waited_after_requeue):.1f}" if r.waited_after_requeue else "-",
+                sum(1 for seconds in recovery if seconds <= 30),
                 len(r.unrecovered_kills),
                 f"{r.longest_gap_between_answers:.1f}",
+                f"{r.longest_pause_between_tasks:.1f}",
+                f"{max(r.restart_seconds):.0f}" if r.restart_seconds else "-",
                 f"{r.wall_seconds:.0f}",
+                f"{load['min']:.0f}-{load['max']:.0f}" if load else "-",
             ]
         )
     print_table(
@@ -474,9 +543,14 @@ def run(args) -> None:
             "requeued max s",
             "picked up p50 s",
             "picked up max s",
+            "waited after requeue max s",
+            "within 30 s",
             "never picked up",
             "longest gap s",
+            "longest pause in tasks s",
+            "worker restart max s",
             "wall s",
+            "load",
         ],
         rows,
     )
