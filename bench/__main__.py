@@ -87,7 +87,14 @@ def main(argv: list[str] | None = None) -> int:
         help="busy: seconds to wait for the whole import after the questions (timed only if it ends)",
     )
     parser.add_argument(
-        "--brokers", default="", help="faults: brokers to run on, of filesystem,redis (default both)"
+        "--brokers", default="", help="faults, e2e: brokers to run on, of filesystem,redis (default both)"
+    )
+    parser.add_argument(
+        "--corpus-vectors",
+        choices=("real", "hashing"),
+        default="real",
+        help="e2e: the corpus's stored vectors, the encoder's (encoded once, cached) or hashed "
+        "bag-of-words (no encoding; questions are still encoded by the model)",
     )
     args = parser.parse_args(argv)
     unknown = [name for name in args.benchmarks if name not in BENCHMARKS]

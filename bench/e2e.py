@@ -2,13 +2,16 @@
 
 Corpus: analyst-bench's 89k real sentences in ``bench_scale_<n>`` (bench/scale_db.py).
 Baseline: ``qa.services.answer_now`` in this process, one question after
-another (warm: snapshot and models loaded first). API: ``POST /api/questions/``
+another (warm: models loaded first). API: ``POST /api/questions/``
 {corpus, question, preset} -> 202 {id, status_url}, then ``GET`` the status
-URL every 50 ms until done or failed, against ``manage.py runserver`` and QA
-worker processes (prefork ``-c 1`` and ``-c 2``; ``make run`` uses ``-c 2``),
-on a private broker folder. Measured: latency p50/p95 of one client at a time,
-and questions per minute under 8 concurrent clients, each against the
-in-process rate, with the broker's polling interval as configured.
+URL every 50 ms until done or failed, against gunicorn as ``make run`` starts it
+(groundedqa_site/launcher.py) and QA worker processes (prefork ``-c 1`` and ``-c 2``;
+``make run`` uses ``-c 2``), once per broker: the file-system broker on a private
+folder (polling as configured) and a private ``redis-server`` (``--brokers``). The
+in-process baseline is measured again before each broker's rounds, and each round's
+ratio is taken against the baseline just before it, so drift between brokers on a
+shared machine does not read as a broker's cost. Measured: latency p50/p95 of one
+client at a time, and questions per minute under 8 concurrent clients.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import threading
 import time
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 
 from bench.common import (
     REPO,
@@ -104,19 +108,20 @@ def free_port() -> int:
 
 
 class WebServer:
-    def __init__(self, database: str, broker) -> None:
+    def __init__(self, database: str, broker_env: dict[str, str]) -> None:
         self.port = free_port()
         self.env = bench_environment(
-            GROUNDEDQA_DATABASE_NAME=database,
-            CELERY_BROKER_URL="filesystem://",
-            CELERY_BROKER_DIR=str(broker),
-            ALLOWED_HOSTS="127.0.0.1,localhost",
+            GROUNDEDQA_DATABASE_NAME=database, ALLOWED_HOSTS="127.0.0.1,localhost", **broker_env
         )
 
     def __enter__(self) -> str:
         self.log = open(REPO / "var" / "bench" / "web.log", "wb")  # noqa: SIM115 - closed in __exit__
+        from groundedqa_site.launcher import web_server_command
+
+        command = web_server_command(sys.executable)
+        command[command.index("--bind") + 1] = f"127.0.0.1:{self.port}"
         self.process = subprocess.Popen(
-            [sys.executable, "manage.py", "runserver", f"127.0.0.1:{self.port}", "--noreload"],
+            command,
             cwd=REPO,
             env=self.env,
             stdout=self.log,
@@ -181,81 +186,124 @@ def through_api(api: Api, corpus_name: str, asked: list[str], sequential: int, w
     }
 
 
-def run(args) -> dict:
-    setup_django(migrate=False)
-    try:
-        from qa.services import answer_now  # noqa: F401
-    except ImportError:
-        print("\ne2e: qa.services.answer_now does not exist yet; nothing to measure")
-        return {}
+def api_rounds(
+    token: str, corpus, asked: list[str], sequential: int, database: str, redis_url: str | None
+) -> list[dict]:
+    """One and two worker processes behind one web server, all on one broker (Redis at ``redis_url``)."""
     from django.conf import settings
 
+    from bench.worker import Worker, broker_environment, private_broker
+
+    label = "redis" if redis_url else "filesystem"
+    polling = None if redis_url else settings.CELERY_BROKER_TRANSPORT_OPTIONS.get("polling_interval", 1.0)
+    folder = private_broker()  # the workers' logs, and the messages on the file-system broker
+    rows = []
+    with WebServer(database, broker_environment(folder, redis_url)) as base_url:
+        api = Api(base_url, token)
+        for concurrency in (1, 2):
+            log(f"e2e: API on {label}, {concurrency} worker process(es)")
+            with Worker(
+                folder,
+                queues=QA_QUEUES,
+                concurrency=concurrency,
+                database=database,
+                name=f"qa-{label}-{concurrency}",
+                broker_url=redis_url,
+            ):
+                measured = through_api(api, corpus.name, asked, sequential, concurrency)
+            rows.append({"broker": label, "workers": concurrency, "polling_interval": polling, **measured})
+            log(f"e2e: {label} x{concurrency}: p50 {measured['single_client']['p50_ms']:.0f} ms")
+    return rows
+
+
+def run(args) -> dict:
+    setup_django(migrate=False)
+    from bench.cluster import RedisServer
     from bench.corpus import load_documents, questions, real_vectors, scaled_corpus
     from bench.scale_db import database_name, load
-    from bench.worker import Worker, private_broker
     from documents.models import Corpus
 
+    brokers = [b for b in (args.brokers or "filesystem,redis").split(",") if b]
     base = load_documents()
     real = sum(len(texts) for _, _, texts in base)
-    load(scaled_corpus(real, base, real_vectors([t for _, _, texts in base for t in texts])))
+    texts = [t for _, _, doc_texts in base for t in doc_texts]
+    if args.corpus_vectors == "hashing":
+        # Encoding the 89k sentences takes hours on a loaded 2-core machine. Both paths search the
+        # same stored vectors with a question the model encodes, so the cost compared is the same;
+        # the answers are not the real corpus's.
+        from documents.models import EMBEDDING_DIM
+        from qa.pipeline.embedding import HashingEmbedder
+
+        load(scaled_corpus(real, base, HashingEmbedder(EMBEDDING_DIM).encode(texts)), vectors="hashing")
+    else:
+        load(scaled_corpus(real, base, real_vectors(texts)))
     use_database(database_name(real))
     corpus = Corpus.objects.get(name=f"scale-{real}")
     user, token = api_user(corpus)
     n = min(args.queries, 24 if args.quick else 80)
     asked = questions(n)
-    log(f"e2e: {n} questions, in process")
-    baseline = in_process(corpus, asked[: max(8, n // 2)], user)
-    log(
-        f"e2e: in process p50 {baseline['p50_ms']:.0f} ms, "
-        f"{baseline['questions_per_minute']:.1f} questions/min"
+    sequential = min(n, 16)
+    results = {"baselines": [], "api": []}
+    for label in brokers:
+        log(f"e2e: {n} questions, in process (baseline for {label})")
+        baseline = in_process(corpus, asked[:sequential], user)
+        results["baselines"].append({"before": label, **baseline})
+        log(f"e2e: in process p50 {baseline['p50_ms']:.0f} ms")
+        with ExitStack() as stack:
+            redis_url = stack.enter_context(RedisServer()).url if label == "redis" else None
+            rows = api_rounds(token, corpus, asked, sequential, database_name(real), redis_url)
+        for row in rows:
+            row["latency_ratio"] = ratio(row["single_client"]["p50_ms"], baseline["p50_ms"])
+            row["rate_ratio"] = ratio(row["questions_per_minute"], baseline["questions_per_minute"])
+        results["api"].extend(rows)
+        write_result("e2e", {"preset": PRESET, "partial": True, **results}, quick=args.quick)
+    report(results, real, n)
+    write_result(
+        "e2e",
+        {
+            "preset": PRESET,
+            "questions": n,
+            "sequential": sequential,
+            "clients": CLIENTS,
+            "corpus_vectors": args.corpus_vectors,
+            **results,
+        },
+        quick=args.quick,
     )
-    broker = private_broker()
-    configured = settings.CELERY_BROKER_TRANSPORT_OPTIONS.get("polling_interval", 1.0)
-    results = {"in_process": baseline, "api": []}
-    with WebServer(database_name(real), broker) as base_url:
-        api = Api(base_url, token)
-        for concurrency in (1, 2):
-            log(f"e2e: API, {concurrency} worker process(es), polling {configured}s")
-            with Worker(
-                broker,
-                queues=QA_QUEUES,
-                concurrency=concurrency,
-                database=database_name(real),
-                name=f"qa-{concurrency}",
-            ):
-                measured = through_api(api, corpus.name, asked, sequential=min(8, n), workers=concurrency)
-            results["api"].append({"workers": concurrency, "polling_interval": configured, **measured})
-            write_result("e2e", {"preset": PRESET, "partial": True, **results}, quick=args.quick)
-    rows = [
-        (
-            "in process, sequential (baseline)",
-            "-",
-            "-",
-            baseline["p50_ms"],
-            baseline["p95_ms"],
-            1.0,
-            baseline["questions_per_minute"],
-            1.0,
-        )
-    ]
-    for r in results["api"]:
+    return results
+
+
+def report(results: dict, real: int, n: int) -> None:
+    rows = []
+    for baseline in results["baselines"]:
+        label = baseline["before"]
         rows.append(
             (
-                f"API + Celery, polling {r['polling_interval']}s",
-                r["workers"],
-                CLIENTS,
-                r["single_client"]["p50_ms"],
-                r["single_client"]["p95_ms"],
-                ratio(r["single_client"]["p50_ms"], baseline["p50_ms"]),
-                r["questions_per_minute"],
-                ratio(r["questions_per_minute"], baseline["questions_per_minute"]),
+                f"in process, sequential (baseline for {label})",
+                "-",
+                baseline["p50_ms"],
+                baseline["p95_ms"],
+                1.0,
+                baseline["questions_per_minute"],
+                1.0,
             )
         )
+        for r in (r for r in results["api"] if r["broker"] == label):
+            polling = f", polling {r['polling_interval']}s" if r["polling_interval"] else ""
+            rows.append(
+                (
+                    f"API + Celery, {label}{polling}",
+                    r["workers"],
+                    r["single_client"]["p50_ms"],
+                    r["single_client"]["p95_ms"],
+                    r["latency_ratio"],
+                    r["questions_per_minute"],
+                    r["rate_ratio"],
+                )
+            )
     print_table(
         f"Answering end to end, preset {PRESET!r}, {real:,}-sentence corpus ({n} questions; latency of one "
-        f"client at a time; throughput under {CLIENTS} clients)",
-        ["path", "workers", "clients", "p50 ms", "p95 ms", "latency x", "questions/min", "rate x"],
+        f"client at a time; throughput under {CLIENTS} clients; ratios against the baseline above them)",
+        ["path", "workers", "p50 ms", "p95 ms", "latency x", "questions/min", "rate x"],
         rows,
     )
-    write_result("e2e", {"preset": PRESET, "questions": n, "clients": CLIENTS, **results}, quick=args.quick)
-    return results
