@@ -10,13 +10,17 @@ in this process (the same model class and batch size as the worker).
 Repetitions alternate baseline and end to end, so drift on a shared machine
 hits both; the ratio is taken per repetition and its median reported.
 
+Rows: sentences and chunks are written by binary COPY (documents/copy_rows.py);
+each repetition also runs end to end through a worker that writes them with
+``bulk_create``, as before, and the in-process breakdown alternates the two.
+
 Where the time goes: the encoder called one document at a time, as
 ``document_embed`` did before it encoded queued documents together
 (``INGEST_ENCODE_SENTENCES``); the same documents through a worker whose embedder only looks
 vectors up (no encoding); idle time between tasks from the worker's log; and
 in-process ``document_embed`` with each service step timed. (A shorter broker
-polling interval and rows written by binary COPY were measured here and
-dropped: bench/README.md, "Measured and dropped".)
+polling interval was measured here and dropped: bench/README.md, "Measured and
+dropped".)
 """
 
 from __future__ import annotations
@@ -54,7 +58,7 @@ def run(args) -> dict:
     setup_django()
     from django.conf import settings
 
-    from bench.worker import load_lookup, private_broker, save_vectors
+    from bench.worker import load_lookup, private_broker, rows_by_bulk_create, save_vectors
     from qa.pipeline.embedding import SentenceTransformerEmbedder
 
     quick = args.quick
@@ -77,7 +81,7 @@ def run(args) -> dict:
     embedder.encode(texts[:64])  # first-call set-up is not throughput
 
     broker = private_broker()
-    runs = {"encoder": [], "encoder_per_document": [], "as_configured": []}
+    runs = {"encoder": [], "encoder_per_document": [], "as_configured": [], "bulk_create": []}
     for rep in range(repeats):
         with Stopwatch() as enc:
             vectors = embedder.encode(texts)
@@ -86,12 +90,21 @@ def run(args) -> dict:
             encode_per_document(embedder, documents)
         runs["encoder_per_document"].append({"seconds": per_document.seconds})
         log(f"rep {rep}: encoder {n / enc.seconds:.1f} sent/s")
-        runs["as_configured"].append(through_worker(broker, root, n, f"ingest-{rep}"))
-        log(f"rep {rep}: end to end {runs['as_configured'][-1]['sentences_per_s']:.1f} sent/s")
+        # Alternated within the repetition, so neither write path always runs later.
+        variants = [("as_configured", {}), ("bulk_create", {"bulk_create": True})]
+        for key, options in variants if rep % 2 == 0 else variants[::-1]:
+            runs[key].append(through_worker(broker, root, n, f"{key}-{rep}", **options))
+            log(f"rep {rep}: end to end, {key}: {runs[key][-1]['sentences_per_s']:.1f} sent/s")
 
     lookup_file = save_vectors(broker / "vectors.npz", texts, vectors)
     no_encoder = through_worker(broker, root, n, "lookup", vectors=lookup_file)
-    in_process_lookup = embed_in_process(root, load_lookup(lookup_file), "inproc-lookup")
+    lookup = load_lookup(lookup_file)
+    in_process = {"copy": [], "bulk_create": []}
+    for _ in range(2):
+        in_process["copy"].append(embed_in_process(root, lookup, "inproc-copy"))
+        with rows_by_bulk_create():
+            in_process["bulk_create"].append(embed_in_process(root, lookup, "inproc-bulk"))
+    in_process_lookup = in_process["copy"][-1]
 
     base = median([r["sentences_per_s"] for r in runs["encoder"]])
     base_s = median([r["seconds"] for r in runs["encoder"]])
@@ -100,7 +113,7 @@ def run(args) -> dict:
             ratio(e["sentences_per_s"], b["sentences_per_s"])
             for e, b in zip(runs[key], runs["encoder"], strict=True)
         ]
-        for key in ("as_configured",)
+        for key in ("as_configured", "bulk_create")
     }
 
     def row(label, seconds, value_ratio=None, idle=float("nan")):
@@ -122,6 +135,12 @@ def run(args) -> dict:
             median(ratios["as_configured"]),
             idle("as_configured"),
         ),
+        row(
+            "end to end, rows by bulk_create (before COPY)",
+            median([r["seconds"] for r in runs["bulk_create"]]),
+            median(ratios["bulk_create"]),
+            idle("bulk_create"),
+        ),
         (
             "  of which parse + stage (main process)",
             median([r["stage_seconds"] for r in runs["as_configured"]]),
@@ -134,7 +153,19 @@ def run(args) -> dict:
             no_encoder["seconds"],
             idle=no_encoder["idle_seconds"],
         ),
-        row("in process document_embed, looked-up vectors", in_process_lookup["seconds"]),
+        row(
+            "in process document_embed, looked-up vectors, COPY",
+            median([r["seconds"] for r in in_process["copy"]]),
+        ),
+        row(
+            "in process document_embed, looked-up vectors, bulk_create",
+            median([r["seconds"] for r in in_process["bulk_create"]]),
+        ),
+        *(
+            (f"  of which _swap_in, {key}", swap_in, float("nan"), float("nan"), float("nan"))
+            for key in ("copy", "bulk_create")
+            for swap_in in [median([r["steps"]["_swap_in"] for r in in_process[key]])]
+        ),
     ]
     print_table(
         f"Ingestion, {len(documents)} documents / {n:,} sentences (median of {repeats}; ratio = "
@@ -179,7 +210,7 @@ def run(args) -> dict:
         "ratio_median": {k: median(v) for k, v in ratios.items()},
         "target": TARGET,
         "worker_no_encoder": no_encoder,
-        "in_process_lookup": in_process_lookup,
+        "in_process_lookup": in_process,
         "model_load_seconds": load.seconds,
     }
     write_result("ingestion", result, quick=quick)

@@ -4,11 +4,14 @@
 worker with an embedder that looks vectors up instead of encoding them, which
 isolates everything ingestion does besides the encoder (broker, claim,
 progress updates, row building, inserts and HNSW maintenance).
+``--bulk-create`` writes sentence and chunk rows with ``bulk_create``, as
+ingestion did before binary COPY (``documents/copy_rows.py``).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 import subprocess
@@ -34,11 +37,19 @@ def private_broker() -> Path:
     return folder
 
 
+def broker_environment(folder: Path, url: str | None = None) -> dict[str, str]:
+    """The variables that point a web server or worker at the file-system broker ``folder``, or ``url``."""
+    if url:
+        return {"CELERY_BROKER_URL": url}
+    return {"CELERY_BROKER_URL": "filesystem://", "CELERY_BROKER_DIR": str(folder)}
+
+
 class Worker:
     """``with Worker(broker, queues="ingestion") as worker:`` runs `celery worker` until the block ends.
 
     Started the way ``make run`` starts the ingestion worker (prefork, ``-c 1``)
-    unless told otherwise. ``vectors`` swaps in the look-up embedder.
+    unless told otherwise. ``vectors`` swaps in the look-up embedder. ``broker_url``
+    (``redis://...``) replaces the file-system broker; ``broker`` then only holds the log.
     """
 
     def __init__(
@@ -48,11 +59,14 @@ class Worker:
         queues: str = "ingestion",
         concurrency: int = 1,
         vectors: Path | None = None,
+        bulk_create: bool = False,
         name: str = "bench",
         database: str | None = None,
+        broker_url: str | None = None,
     ) -> None:
         self.broker, self.queues, self.concurrency, self.name = broker, queues, concurrency, name
-        self.vectors, self.database = vectors, database
+        self.vectors, self.database, self.broker_url = vectors, database, broker_url
+        self.bulk_create = bulk_create
         self.log_path = broker / f"{name}.log"
 
     def __enter__(self) -> Worker:
@@ -69,11 +83,13 @@ class Worker:
             "--without-mingle",
             "--without-heartbeat",
         ]
-        if self.vectors:
-            cmd = [sys.executable, "-m", "bench.worker", "--vectors", str(self.vectors), "--", *celery_args]
+        if self.vectors or self.bulk_create:
+            options = ["--vectors", str(self.vectors)] if self.vectors else []
+            options += ["--bulk-create"] if self.bulk_create else []
+            cmd = [sys.executable, "-m", "bench.worker", *options, "--", *celery_args]
         else:
             cmd = [sys.executable, "-m", "celery", "-A", "groundedqa_site", *celery_args]
-        env = bench_environment(CELERY_BROKER_URL="filesystem://", CELERY_BROKER_DIR=str(self.broker))
+        env = bench_environment(**broker_environment(self.broker, self.broker_url))
         if self.database:
             env["GROUNDEDQA_DATABASE_NAME"] = self.database
         started = time.perf_counter()
@@ -152,9 +168,26 @@ def load_lookup(path: Path) -> LookupEmbedder:
     return LookupEmbedder(list(data["texts"]), data["vectors"])
 
 
+@contextlib.contextmanager
+def rows_by_bulk_create():
+    """Within the block, ingestion in this process writes sentences and chunks as it did before
+    binary COPY."""
+    from documents import copy_rows
+    from documents.models import Chunk, Sentence
+
+    saved = copy_rows.copy_sentences, copy_rows.copy_chunks
+    copy_rows.copy_sentences = lambda rows: Sentence.objects.bulk_create(rows, batch_size=2000)
+    copy_rows.copy_chunks = lambda rows: Chunk.objects.bulk_create(rows, batch_size=2000)
+    try:
+        yield
+    finally:
+        copy_rows.copy_sentences, copy_rows.copy_chunks = saved
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--vectors", type=Path)
+    parser.add_argument("--bulk-create", action="store_true")
     parser.add_argument("celery_args", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     os.environ["GROUNDEDQA_BENCH_CHILD"] = "1"
@@ -168,7 +201,8 @@ def main() -> None:
         lookup = load_lookup(args.vectors)
         documents.tasks.get_embedder = lambda: lookup
     argv = [a for a in args.celery_args if a != "--"]
-    app.worker_main(argv)
+    with rows_by_bulk_create() if args.bulk_create else contextlib.nullcontext():
+        app.worker_main(argv)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ from django.db.models import Func, IntegerField
 from django.db.models.fields.json import KeyTransform
 from django.utils import timezone
 
-from documents import lexical, vectors
+from documents import copy_rows, lexical, vectors
 from documents.embedding import model_named
 from documents.models import EMBEDDING_DIM, Chunk, Corpus, Document, EmbeddingSpace, Sentence, StoredVector
 from documents.parsing import sentence_windows
@@ -28,8 +28,6 @@ from groundedqa_site import jobs
 from qa.pipeline.protocols import Embedder
 
 logger = logging.getLogger(__name__)
-
-SAVE_BATCH = 2000
 
 # Queued documents looked at for one shared encode (the sentence budget usually stops it first).
 COMPANIONS_MAX = 200
@@ -298,8 +296,8 @@ def _replace_rows(document, sentences, windows, encoded, *, space, version) -> N
     StoredVector.objects.filter(document_id=document_id).delete()
     Sentence.objects.filter(document_id=document_id).delete()
     Chunk.objects.filter(document_id=document_id).delete()
-    Sentence.objects.bulk_create(sentences, batch_size=SAVE_BATCH)
-    Chunk.objects.bulk_create(chunks, batch_size=SAVE_BATCH)
+    copy_rows.copy_sentences(sentences)
+    copy_rows.copy_chunks(chunks)
     if not columns:
         vectors.write_document_vectors(
             space,
