@@ -104,10 +104,7 @@ def run(args) -> dict:
         in_process["copy"].append(embed_in_process(root, lookup, "inproc-copy"))
         with rows_by_bulk_create():
             in_process["bulk_create"].append(embed_in_process(root, lookup, "inproc-bulk"))
-    in_process_lookup = in_process["copy"][-1]
 
-    base = median([r["sentences_per_s"] for r in runs["encoder"]])
-    base_s = median([r["seconds"] for r in runs["encoder"]])
     ratios = {
         key: [
             ratio(e["sentences_per_s"], b["sentences_per_s"])
@@ -115,90 +112,6 @@ def run(args) -> dict:
         ]
         for key in ("as_configured", "bulk_create")
     }
-
-    def row(label, seconds, value_ratio=None, idle=float("nan")):
-        rate = n / seconds
-        return (label, seconds, rate, ratio(rate, base) if value_ratio is None else value_ratio, idle)
-
-    def idle(key):
-        return median([r["idle_seconds"] for r in runs[key]])
-
-    rows = [
-        ("encoder, one call over all sentences (baseline)", base_s, base, 1.0, float("nan")),
-        row(
-            "encoder, one document per call (before INGEST_ENCODE_SENTENCES)",
-            median([r["seconds"] for r in runs["encoder_per_document"]]),
-        ),
-        row(
-            f"end to end, broker polling {configured}s (as configured)",
-            median([r["seconds"] for r in runs["as_configured"]]),
-            median(ratios["as_configured"]),
-            idle("as_configured"),
-        ),
-        row(
-            "end to end, rows by bulk_create (before COPY)",
-            median([r["seconds"] for r in runs["bulk_create"]]),
-            median(ratios["bulk_create"]),
-            idle("bulk_create"),
-        ),
-        (
-            "  of which parse + stage (main process)",
-            median([r["stage_seconds"] for r in runs["as_configured"]]),
-            float("nan"),
-            float("nan"),
-            float("nan"),
-        ),
-        row(
-            f"worker, looked-up vectors (no encoding), polling {configured}s",
-            no_encoder["seconds"],
-            idle=no_encoder["idle_seconds"],
-        ),
-        row(
-            "in process document_embed, looked-up vectors, COPY",
-            median([r["seconds"] for r in in_process["copy"]]),
-        ),
-        row(
-            "in process document_embed, looked-up vectors, bulk_create",
-            median([r["seconds"] for r in in_process["bulk_create"]]),
-        ),
-        *(
-            (f"  of which _swap_in, {key}", swap_in, float("nan"), float("nan"), float("nan"))
-            for key in ("copy", "bulk_create")
-            for swap_in in [median([r["steps"]["_swap_in"] for r in in_process[key]])]
-        ),
-    ]
-    print_table(
-        f"Ingestion, {len(documents)} documents / {n:,} sentences (median of {repeats}; ratio = "
-        f"sentences/s over the encoder's, per repetition; target end to end >= {TARGET})",
-        ["path", "seconds", "sentences/s", "ratio", "worker idle s"],
-        rows,
-    )
-    step_rows = [
-        (
-            name.strip("_"),
-            in_process_lookup["steps"].get(name, 0.0),
-            ratio(in_process_lookup["steps"].get(name, 0.0), base_s),
-        )
-        for name in STEPS
-    ]
-    print_table(
-        "Where document_embed spends its time besides encoding, in process with looked-up vectors "
-        "(seconds; share = seconds / baseline encode seconds)",
-        ["step", "seconds", "share"],
-        step_rows,
-    )
-    first = runs["as_configured"][0]
-    print(
-        f"\nmodel load {load.seconds:.1f}s in process; a worker process starts in "
-        f"{first['worker_start_seconds']:.1f}s "
-        f"and its first two documents (model load included) take {first['warm_up_seconds']:.1f}s"
-    )
-    for key, values in ratios.items():
-        verdict = "meets" if median(values) >= TARGET else "misses"
-        print(
-            f"{key}: end to end / encoder = {median(values):.3f} (per repetition "
-            f"{[round(v, 3) for v in values]}): {verdict} the {TARGET} target"
-        )
     result = {
         "documents": len(documents),
         "sentences": n,
@@ -213,5 +126,102 @@ def run(args) -> dict:
         "in_process_lookup": in_process,
         "model_load_seconds": load.seconds,
     }
+    report(result)
     write_result("ingestion", result, quick=quick)
     return result
+
+
+def report(result: dict) -> None:
+    n, runs, ratios, in_process = (
+        result["sentences"],
+        result,
+        result["ratios"],
+        result["in_process_lookup"],
+    )
+    configured, no_encoder = result["polling_interval"], result["worker_no_encoder"]
+    base = median([r["sentences_per_s"] for r in runs["encoder"]])
+    base_s = median([r["seconds"] for r in runs["encoder"]])
+
+    def row(label, seconds, value_ratio=None, idle=float("nan")):
+        rate = n / seconds
+        return (label, seconds, rate, ratio(rate, base) if value_ratio is None else value_ratio, idle)
+
+    def idle(key):
+        return median([r["idle_seconds"] for r in runs[key]])
+
+    def seconds(values):
+        return median([r["seconds"] for r in values])
+
+    nan = float("nan")
+    rows = [
+        ("encoder, one call over all sentences (baseline)", base_s, base, 1.0, nan),
+        row(
+            "encoder, one document per call (before INGEST_ENCODE_SENTENCES)",
+            seconds(runs["encoder_per_document"]),
+        ),
+        row(
+            f"end to end, broker polling {configured}s (as configured)",
+            seconds(runs["as_configured"]),
+            median(ratios["as_configured"]),
+            idle("as_configured"),
+        ),
+        row(
+            "end to end, rows by bulk_create (before COPY)",
+            seconds(runs["bulk_create"]),
+            median(ratios["bulk_create"]),
+            idle("bulk_create"),
+        ),
+        (
+            "  of which parse + stage (main process)",
+            median([r["stage_seconds"] for r in runs["as_configured"]]),
+            nan,
+            nan,
+            nan,
+        ),
+        row(
+            f"worker, looked-up vectors (no encoding), polling {configured}s",
+            no_encoder["seconds"],
+            idle=no_encoder["idle_seconds"],
+        ),
+        row("in process document_embed, looked-up vectors, COPY", seconds(in_process["copy"])),
+        row("in process document_embed, looked-up vectors, bulk_create", seconds(in_process["bulk_create"])),
+        *(
+            (
+                f"  of which _swap_in, {key}",
+                median([r["steps"]["_swap_in"] for r in in_process[key]]),
+                nan,
+                nan,
+                nan,
+            )
+            for key in ("copy", "bulk_create")
+        ),
+    ]
+    print_table(
+        f"Ingestion, {result['documents']} documents / {n:,} sentences (median of {result['repeats']}; "
+        f"ratio = sentences/s over the encoder's, per repetition; target end to end >= {TARGET})",
+        ["path", "seconds", "sentences/s", "ratio", "worker idle s"],
+        rows,
+    )
+    steps = in_process["copy"][-1]["steps"]
+    print_table(
+        "Where document_embed spends its time besides encoding, in process with looked-up vectors "
+        "(seconds; share = seconds / baseline encode seconds)",
+        ["step", "seconds", "share"],
+        [(name.strip("_"), steps.get(name, 0.0), ratio(steps.get(name, 0.0), base_s)) for name in STEPS],
+    )
+    verdicts(result)
+
+
+def verdicts(result: dict) -> None:
+    first = result["as_configured"][0]
+    print(
+        f"\nmodel load {result['model_load_seconds']:.1f}s in process; a worker process starts in "
+        f"{first['worker_start_seconds']:.1f}s "
+        f"and its first two documents (model load included) take {first['warm_up_seconds']:.1f}s"
+    )
+    for key, values in result["ratios"].items():
+        verdict = "meets" if median(values) >= TARGET else "misses"
+        print(
+            f"{key}: end to end / encoder = {median(values):.3f} (per repetition "
+            f"{[round(v, 3) for v in values]}): {verdict} the {TARGET} target"
+        )
