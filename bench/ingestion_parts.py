@@ -85,7 +85,7 @@ def ingest_through_worker(root: Path, n_sentences: int, label: str) -> dict:
 @contextlib.contextmanager
 def timed_steps():
     """Time each ingestion service step in this process (wrappers only; the code is unchanged)."""
-    from documents import services
+    from documents.services import ingestion as services  # where document_embed looks them up
 
     totals: dict[str, float] = defaultdict(float)
     originals = {name: getattr(services, name) for name in STEPS}
