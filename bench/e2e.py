@@ -1,22 +1,23 @@
-"""Answering end to end: in process against the REST API with Celery workers, on the real corpus.
+"""Answering end to end: in process against the REST API with Celery workers, per broker.
 
 Corpus: analyst-bench's 89k real sentences in ``bench_scale_<n>`` (bench/scale_db.py).
-Baseline: ``qa.services.answer_now`` in this process, one question after
-another (warm: models loaded first). API: ``POST /api/questions/``
+Baseline: ``qa.services.answer_now`` in this process. API: ``POST /api/questions/``
 {corpus, question, preset} -> 202 {id, status_url}, then ``GET`` the status
 URL every 50 ms until done or failed, against gunicorn as ``make run`` starts it
-(groundedqa_site/launcher.py) and QA worker processes (prefork ``-c 1`` and ``-c 2``;
-``make run`` uses ``-c 2``), once per broker: the file-system broker on a private
-folder (polling as configured) and a private ``redis-server`` (``--brokers``). The
-in-process baseline is measured again before each broker's rounds, and each round's
-ratio is taken against the baseline just before it, so drift between brokers on a
-shared machine does not read as a broker's cost. Measured: latency p50/p95 of one
-client at a time, and questions per minute under 8 concurrent clients.
+(groundedqa_site/launcher.py) and a QA worker (prefork ``-c 2``, as ``make run``),
+one web server and worker per broker, all running for the whole benchmark: the
+file-system broker on a private folder (polling as configured) and a private
+``redis-server`` (``--brokers``). Latency: each question is answered in process
+and through every broker back to back, the order rotating from one question to
+the next, so a machine whose load changes within minutes slows every path alike;
+reported per path as p50, p50 over the in-process p50, and the median per-question
+ratio. Throughput: questions per minute under 8 concurrent clients per broker.
 """
 
 from __future__ import annotations
 
 import json
+import signal
 import socket
 import subprocess
 import sys
@@ -27,11 +28,13 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 
 from bench.common import (
+    BENCH_VAR_DIR,
     REPO,
     Stopwatch,
     bench_environment,
     latency_summary,
     log,
+    median,
     print_table,
     ratio,
     setup_django,
@@ -41,6 +44,7 @@ from bench.common import (
 PRESET = "default"  # the preset that needs no LLM
 CLIENTS = 8
 QA_QUEUES = "requeued,retrieval,generation,citation,verification,evaluation,default"
+WORKER_PROCESSES = 2  # prefork children of the QA worker, as make run starts it
 
 
 def use_database(name: str) -> None:
@@ -108,8 +112,8 @@ def free_port() -> int:
 
 
 class WebServer:
-    def __init__(self, database: str, broker_env: dict[str, str]) -> None:
-        self.port = free_port()
+    def __init__(self, database: str, broker_env: dict[str, str], name: str = "web") -> None:
+        self.port, self.name = free_port(), name
         self.env = bench_environment(
             GROUNDEDQA_DATABASE_NAME=database,
             ALLOWED_HOSTS="127.0.0.1,localhost",
@@ -120,7 +124,7 @@ class WebServer:
         )
 
     def __enter__(self) -> str:
-        self.log = open(REPO / "var" / "bench" / "web.log", "wb")  # noqa: SIM115 - closed in __exit__
+        self.log = open(BENCH_VAR_DIR / f"{self.name}.log", "wb")  # noqa: SIM115 - closed in __exit__
         from groundedqa_site.launcher import web_server_command
 
         command = web_server_command(sys.executable)
@@ -139,7 +143,7 @@ class WebServer:
                 return f"http://127.0.0.1:{self.port}"
             except OSError:
                 time.sleep(0.2)
-        raise RuntimeError("the web server did not start; see var/bench/web.log")
+        raise RuntimeError("the web server did not start; see {self.log.name}")
 
     def __exit__(self, *exc) -> None:
         self.process.terminate()
@@ -147,26 +151,19 @@ class WebServer:
         self.log.close()
 
 
-def in_process(corpus, asked: list[str], user) -> dict:
+def answer_in_process(corpus, question: str, user) -> float:
     from qa.services import answer_now
 
-    answer_now(user=user, corpus=corpus, text=asked[0], preset=PRESET)  # loads models and the snapshot
-    latencies = []
-    for question in asked:
-        with Stopwatch() as sw:
-            done = answer_now(user=user, corpus=corpus, text=question, preset=PRESET)
-        if done.status != "done":
-            raise RuntimeError(f"answer_now ended {done.status}: {done.error}")
-        latencies.append(sw.seconds)
-    return {**latency_summary(latencies), "questions_per_minute": 60 * len(latencies) / sum(latencies)}
+    with Stopwatch() as sw:
+        done = answer_now(user=user, corpus=corpus, text=question, preset=PRESET)
+    if done.status != "done":
+        raise RuntimeError(f"answer_now ended {done.status}: {done.error}")
+    return sw.seconds
 
 
-def through_api(api: Api, corpus_name: str, asked: list[str], sequential: int, workers: int) -> dict:
-    # Warm every worker child: each builds its own snapshot and loads its models on its first question.
-    with ThreadPoolExecutor(2 * workers) as pool:
-        list(pool.map(lambda q: api.ask(corpus_name, q), asked[: 2 * workers]))
-    single = [api.ask(corpus_name, q) for q in asked[:sequential]]
-    lock, queue, concurrent = threading.Lock(), list(asked), []
+def concurrent_rate(api: Api, corpus_name: str, asked: list[str]) -> dict:
+    """Questions per minute with CLIENTS clients asking at once, each its next question when answered."""
+    lock, queue, latencies = threading.Lock(), list(asked), []
 
     def client() -> None:
         while True:
@@ -176,7 +173,7 @@ def through_api(api: Api, corpus_name: str, asked: list[str], sequential: int, w
                 question = queue.pop()
             seconds = api.ask(corpus_name, question)
             with lock:
-                concurrent.append(seconds)
+                latencies.append(seconds)
 
     with Stopwatch() as wall:
         threads = [threading.Thread(target=client) for _ in range(CLIENTS)]
@@ -184,56 +181,90 @@ def through_api(api: Api, corpus_name: str, asked: list[str], sequential: int, w
             thread.start()
         for thread in threads:
             thread.join()
-    return {
-        "single_client": latency_summary(single),
-        "concurrent": latency_summary(concurrent),
-        "questions_per_minute": 60 * len(concurrent) / wall.seconds,
-    }
+    return {**latency_summary(latencies), "questions_per_minute": 60 * len(latencies) / wall.seconds}
 
 
-def api_rounds(
-    token: str, corpus, asked: list[str], sequential: int, database: str, redis_url: str | None
-) -> list[dict]:
-    """One and two worker processes behind one web server, all on one broker (Redis at ``redis_url``)."""
-    from django.conf import settings
-
+def start_path(stack: ExitStack, label: str, redis_url: str | None, database: str, token: str) -> Api:
+    """A web server and a QA worker (``-c 2``, as ``make run``) on one broker, for the whole run."""
     from bench.worker import Worker, broker_environment, private_broker
 
-    label = "redis" if redis_url else "filesystem"
-    polling = None if redis_url else settings.CELERY_BROKER_TRANSPORT_OPTIONS.get("polling_interval", 1.0)
-    folder = private_broker()  # the workers' logs, and the messages on the file-system broker
-    rows = []
-    with WebServer(database, broker_environment(folder, redis_url)) as base_url:
-        api = Api(base_url, token)
-        for concurrency in (1, 2):
-            log(f"e2e: API on {label}, {concurrency} worker process(es)")
-            with Worker(
-                folder,
-                queues=QA_QUEUES,
-                concurrency=concurrency,
-                database=database,
-                name=f"qa-{label}-{concurrency}",
-                broker_url=redis_url,
-            ):
-                measured = through_api(api, corpus.name, asked, sequential, concurrency)
-            rows.append({"broker": label, "workers": concurrency, "polling_interval": polling, **measured})
-            log(f"e2e: {label} x{concurrency}: p50 {measured['single_client']['p50_ms']:.0f} ms")
-    return rows
+    folder = private_broker()  # the worker's log, and the messages on the file-system broker
+    base_url = stack.enter_context(WebServer(database, broker_environment(folder, redis_url), label))
+    stack.enter_context(
+        Worker(
+            folder,
+            queues=QA_QUEUES,
+            concurrency=WORKER_PROCESSES,
+            database=database,
+            name=f"qa-{label}",
+            broker_url=redis_url,
+        )
+    )
+    return Api(base_url, token)
+
+
+def paired_latencies(corpus, user, apis: dict[str, Api], asked: list[str]) -> dict[str, list[float]]:
+    """Each question in process and through every broker back to back, the order rotating, so a load
+    that changes within minutes hits every path alike."""
+    paths = ["in_process", *apis]
+    seconds: dict[str, list[float]] = {path: [] for path in paths}
+    for i, question in enumerate(asked):
+        for path in paths[i % len(paths) :] + paths[: i % len(paths)]:
+            if path == "in_process":
+                seconds[path].append(answer_in_process(corpus, question, user))
+            else:
+                seconds[path].append(apis[path].ask(corpus.name, question))
+        log(f"e2e: question {i + 1}/{len(asked)}: " + ", ".join(f"{p} {seconds[p][-1]:.2f}s" for p in paths))
+    return seconds
 
 
 def run(args) -> dict:
     setup_django(migrate=False)
     from bench.cluster import RedisServer
-    from bench.corpus import load_documents, questions, real_vectors, scaled_corpus
+    from bench.corpus import questions
+    from bench.scale_db import database_name
+
+    # Stopped with SIGTERM, the block below still stops its web servers, workers and redis-server.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    brokers = [b for b in (args.brokers or "filesystem,redis").split(",") if b]
+    corpus, real = load_corpus(args.corpus_vectors)
+    user, token = api_user(corpus)
+    n = min(args.queries, 24 if args.quick else 80)
+    asked = questions(n)
+    with ExitStack() as stack:
+        apis = {}
+        for label in brokers:
+            redis_url = stack.enter_context(RedisServer()).url if label == "redis" else None
+            apis[label] = start_path(stack, label, redis_url, database_name(real), token)
+        log("e2e: warming up (models load in each worker process on its first question)")
+        answer_in_process(corpus, asked[0], user)
+        for api in apis.values():
+            with ThreadPoolExecutor(2 * WORKER_PROCESSES) as pool:
+                list(pool.map(lambda q, api=api: api.ask(corpus.name, q), asked[: 2 * WORKER_PROCESSES]))
+        seconds = paired_latencies(corpus, user, apis, asked)
+        rates = {}
+        for label, api in apis.items():
+            log(f"e2e: {CLIENTS} clients on {label}")
+            rates[label] = concurrent_rate(api, corpus.name, asked)
+    result = summarise(seconds, rates, n, args.corpus_vectors)
+    report(result, real)
+    write_result("e2e", result, quick=args.quick)
+    return result
+
+
+def load_corpus(corpus_vectors: str):
+    """The real analyst-bench corpus in its bench database, this process pointed at it."""
+    from django.core.management import call_command
+
+    from bench.corpus import load_documents, real_vectors, scaled_corpus
     from bench.scale_db import database_name, load
     from documents.models import Corpus
 
-    brokers = [b for b in (args.brokers or "filesystem,redis").split(",") if b]
     base = load_documents()
     real = sum(len(texts) for _, _, texts in base)
     texts = [t for _, _, doc_texts in base for t in doc_texts]
-    if args.corpus_vectors == "hashing":
-        # Encoding the 89k sentences takes hours on a loaded 2-core machine. Both paths search the
+    if corpus_vectors == "hashing":
+        # Encoding the 89k sentences takes hours on a loaded 2-core machine. Every path searches the
         # same stored vectors with a question the model encodes, so the cost compared is the same;
         # the answers are not the real corpus's.
         from documents.models import EMBEDDING_DIM
@@ -243,75 +274,65 @@ def run(args) -> dict:
     else:
         load(scaled_corpus(real, base, real_vectors(texts)))
     use_database(database_name(real))
-    from django.core.management import call_command
-
     call_command("createcachetable", verbosity=0)  # the API's throttle counts in it, as make run has it
-    corpus = Corpus.objects.get(name=f"scale-{real}")
-    user, token = api_user(corpus)
-    n = min(args.queries, 24 if args.quick else 80)
-    asked = questions(n)
-    sequential = min(n, 16)
-    results = {"baselines": [], "api": []}
-    for label in brokers:
-        log(f"e2e: {n} questions, in process (baseline for {label})")
-        baseline = in_process(corpus, asked[:sequential], user)
-        results["baselines"].append({"before": label, **baseline})
-        log(f"e2e: in process p50 {baseline['p50_ms']:.0f} ms")
-        with ExitStack() as stack:
-            redis_url = stack.enter_context(RedisServer()).url if label == "redis" else None
-            rows = api_rounds(token, corpus, asked, sequential, database_name(real), redis_url)
-        for row in rows:
-            row["latency_ratio"] = ratio(row["single_client"]["p50_ms"], baseline["p50_ms"])
-            row["rate_ratio"] = ratio(row["questions_per_minute"], baseline["questions_per_minute"])
-        results["api"].extend(rows)
-        write_result("e2e", {"preset": PRESET, "partial": True, **results}, quick=args.quick)
-    report(results, real, n)
-    write_result(
-        "e2e",
-        {
-            "preset": PRESET,
-            "questions": n,
-            "sequential": sequential,
-            "clients": CLIENTS,
-            "corpus_vectors": args.corpus_vectors,
-            **results,
-        },
-        quick=args.quick,
-    )
-    return results
+    return Corpus.objects.get(name=f"scale-{real}"), real
 
 
-def report(results: dict, real: int, n: int) -> None:
+def summarise(seconds: dict[str, list[float]], rates: dict[str, dict], n: int, corpus_vectors: str) -> dict:
+    base = seconds["in_process"]
+    paths = {}
+    for path, values in seconds.items():
+        paths[path] = {
+            **latency_summary(values),
+            "seconds": values,
+            "p50_ratio": ratio(median(values), median(base)),
+            # Per question, against the in-process answer given next to it.
+            "median_paired_ratio": median([v / b for v, b in zip(values, base, strict=True)]),
+            "mean_extra_ms": 1000 * (sum(values) - sum(base)) / len(values),
+        }
+    return {
+        "preset": PRESET,
+        "questions": n,
+        "worker_processes": WORKER_PROCESSES,
+        "clients": CLIENTS,
+        "corpus_vectors": corpus_vectors,
+        "latency": paths,
+        "concurrent": rates,
+        "in_process_questions_per_minute": 60 * len(base) / sum(base),
+    }
+
+
+def report(result: dict, real: int) -> None:
+    in_rate = result["in_process_questions_per_minute"]
     rows = []
-    for baseline in results["baselines"]:
-        label = baseline["before"]
+    for path, r in result["latency"].items():
+        rate = result["concurrent"].get(path, {}).get("questions_per_minute", in_rate)
+        label = "in process, sequential (baseline)" if path == "in_process" else f"API + Celery, {path}"
         rows.append(
             (
-                f"in process, sequential (baseline for {label})",
-                "-",
-                baseline["p50_ms"],
-                baseline["p95_ms"],
-                1.0,
-                baseline["questions_per_minute"],
-                1.0,
+                label,
+                r["p50_ms"],
+                r["p95_ms"],
+                r["p50_ratio"],
+                r["median_paired_ratio"],
+                r["mean_extra_ms"],
+                rate,
+                ratio(rate, in_rate),
             )
         )
-        for r in (r for r in results["api"] if r["broker"] == label):
-            polling = f", polling {r['polling_interval']}s" if r["polling_interval"] else ""
-            rows.append(
-                (
-                    f"API + Celery, {label}{polling}",
-                    r["workers"],
-                    r["single_client"]["p50_ms"],
-                    r["single_client"]["p95_ms"],
-                    r["latency_ratio"],
-                    r["questions_per_minute"],
-                    r["rate_ratio"],
-                )
-            )
     print_table(
-        f"Answering end to end, preset {PRESET!r}, {real:,}-sentence corpus ({n} questions; latency of one "
-        f"client at a time; throughput under {CLIENTS} clients; ratios against the baseline above them)",
-        ["path", "workers", "p50 ms", "p95 ms", "latency x", "questions/min", "rate x"],
+        f"Answering end to end, preset {PRESET!r}, {real:,}-sentence corpus ({result['questions']} "
+        f"questions, each through every path back to back; {result['worker_processes']} worker processes; "
+        f"throughput under {CLIENTS} clients)",
+        [
+            "path",
+            "p50 ms",
+            "p95 ms",
+            "p50 x",
+            "paired x (median)",
+            "extra ms (mean)",
+            "questions/min",
+            "rate x",
+        ],
         rows,
     )
