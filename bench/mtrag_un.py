@@ -70,9 +70,12 @@ def run_collection(plan, split: str, index, embedder, config, mode: str, show: b
         rows.append((case, prediction, run))
         if show:
             shown = (searched.question if searched else case.question)[:90]
+            # A clarifying question is shown whole: it is the reply to read.
+            reply = prediction.answer if prediction.kind == "underspecified" else prediction.answer[:90]
             print(
-                f"  {case.metadata['answerability']:>14} -> {prediction.kind:<14} "
-                f"| {case.question[:70]!r} | searched as {shown!r} | {prediction.answer[:90]!r}"
+                f"  {case.split:<5} {case.metadata['answerability']:>14} -> {prediction.kind:<14} "
+                f"| {case.question[:70]!r} | searched as {shown!r} | {reply!r}",
+                flush=True,
             )
     return rows
 
@@ -102,6 +105,21 @@ def main() -> None:
         index, _ = build(plan.documents, corpus_embedder)
         rows += run_collection(plan, args.split, index, embedder, config, args.rewrite, args.cases)
     seconds = time.perf_counter() - started
+    # One run over all tasks reports each half too: the same replies, split by conversation.
+    splits = ("train", "test", "all") if args.split == "all" else (args.split,)
+    results = {}
+    for split in splits:
+        chosen = [row for row in rows if split == "all" or row[0].split == split]
+        results[split] = split_metrics(chosen)
+        print_table(results[split], args, len(chosen), seconds, split)
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as handle:
+            json.dump(
+                {"args": vars(args), "metrics": results[args.split], "splits": results}, handle, indent=1
+            )
+
+
+def split_metrics(rows) -> dict:
     cases = [ClassCase(c.case_id, c.metadata["answerability"], c.gold_evidence) for c, _, _ in rows]
     metrics = class_metrics(cases, {p.case_id: p for _, p, _ in rows})
     gold = [
@@ -110,21 +128,18 @@ def main() -> None:
     ]
     overall = evaluate(gold, [p for _, p, _ in rows], {}, convention="stated").metrics
     metrics.update({k: overall[k] for k in ("recall_at_1", "recall_at_5")})
-    print_table(metrics, args, len(rows), seconds)
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as handle:
-            json.dump({"args": vars(args), "metrics": metrics}, handle, indent=1)
+    return metrics
 
 
 REPLIES = ("answerable", "partial", "underspecified", "unanswerable")
 
 
-def print_table(metrics: dict, args, count: int, seconds: float) -> None:
+def print_table(metrics: dict, args, count: int, seconds: float, split: str) -> None:
     def cell(value):
         return "-" if value is None else f"{value:.3f}"
 
     print(
-        f"MTRAG-UN {args.split}, preset {args.preset}, rewrite {args.rewrite} {args.set}: {count} tasks "
+        f"MTRAG-UN {split}, preset {args.preset}, rewrite {args.rewrite} {args.set}: {count} tasks "
         f"({seconds:.0f} s)"
     )
     print(f"{'class':<15}{'n':>4}  answered  partial  clarified  refused  cite-P")

@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from qa.pipeline.protocols import LLM
-from qa.pipeline.text import META_WORDS, STOPWORDS, stem, words
+from qa.pipeline.text import META_WORDS, STOPWORDS, content_words, stem, words
 
 Turn = tuple[str, str]  # (user question, agent answer)
 
@@ -122,6 +122,10 @@ class Rewrite:
     # "the X" phrases nothing earlier names ("the animal"): underspecified only when the
     # documents name several X (qa.pipeline.turns decides, with the retrieved passages).
     definite: tuple[str, ...] = ()
+    earlier_turns: int = 0  # how many turns came before this one
+    # Share of the question's content words that the earlier turns (either speaker) used: a turn
+    # that shares little has left the conversation's topic, so its references have less to point at.
+    shared_words: float = 0.0
 
 
 # --- memory ----------------------------------------------------------------------------------
@@ -315,7 +319,21 @@ def _ellipsis(question: str, memory: ConversationMemory) -> Rewrite | None:
 
 def rewrite(question: str, history: Sequence[Turn], memory: ConversationMemory | None = None) -> Rewrite:
     """The question as it would be asked without the conversation (rule-based; see the module doc)."""
-    memory = memory or remember(history)
+    made = _rewrite(question, history, memory or remember(history))
+    return replace(made, earlier_turns=len(history), shared_words=_shared_words(question, history))
+
+
+def _shared_words(question: str, history: Sequence[Turn]) -> float:
+    asked = content_words(question)
+    if not asked or not history:
+        return 0.0
+    said: set[str] = set()
+    for user, agent in history:
+        said |= content_words(user) | content_words(agent)
+    return len(asked & said) / len(asked)
+
+
+def _rewrite(question: str, history: Sequence[Turn], memory: ConversationMemory) -> Rewrite:
     subject = memory.subject
     base = Rewrite(question, question, subject=subject.text if subject else "")
     if not history:

@@ -27,6 +27,7 @@ from qa.pipeline.confidence import AnswerCheck, Confidence
 from qa.pipeline.conversation import Rewrite
 from qa.pipeline.generation import DraftSentence
 from qa.pipeline.relevance import ContextJudgement
+from qa.pipeline.turn_kind import TurnKindVerdict
 from qa.pipeline.types import Answer, AnswerSentence, SourceSentence, SupportLabel
 from qa.pipeline.verification import Verdict
 
@@ -272,6 +273,8 @@ class PipelineRun:
     stage_runs: tuple[StageRun, ...] = ()  # every stage execution, in order
     # A question split into parts (the agentic preset): the plan, then each part's answer.
     decomposition: DecompositionStep | None = None
+    # The learned reply kind of a turn (qa.pipeline.turn_kind); None: the preset does not classify.
+    turn_kind: TurnKindVerdict | None = None
 
     def timed(self, **seconds: float) -> PipelineRun:
         return replace(self, timings={**self.timings, **seconds})

@@ -25,7 +25,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Literal
 
-from qa.pipeline import turns
+from qa.pipeline import turn_kind, turns
 from qa.pipeline.answerability import ANSWERABLE, PARTIAL_ANSWER, UNANSWERABLE
 from qa.pipeline.answering import (
     Answered,
@@ -189,11 +189,17 @@ def _start_answering(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[Scor
     documents = _documents(ranked)
     passages = tuple(ranked[: pipeline.config.retrieval.top_k])
     trust, kinds = pipeline.config.trust, pipeline.config.turns
-    clarify = turns.clarification(run.question, run.conversation, ranked) if kinds and kinds.clarify else None
+    clarify = None
+    if kinds and kinds.clarify and kinds.learned:
+        decided = turn_kind.classify_turn(turn_kind.turn_signals(run.question, run.conversation, ranked))
+        run = replace(run, turn_kind=decided)
+        if decided.kind == "clarify":
+            clarify = turns.clarifying_question(run.question, run.conversation, ranked)
+            return _clarified(run, clarify, documents, learned=decided.reason)
+    elif kinds and kinds.clarify:
+        clarify = turns.clarification(run.question, run.conversation, ranked)
     if clarify is not None:
-        answer = turns.clarifying_answer(clarify, documents)
-        step = AnsweringStep(outcome="clarifying question", note=answer.note)
-        return replace(run, answering=step, answer=answer)
+        return _clarified(run, clarify, documents)
     verdict = None
     if trust is not None:
         clock = time.perf_counter()
@@ -227,6 +233,15 @@ def _start_answering(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[Scor
     if early is not None:
         return _answered(pipeline, run.timed(answer=0.0), ranked, early)
     return run
+
+
+def _clarified(
+    run: PipelineRun, clarify: turns.Clarification, documents, *, learned: str = ""
+) -> PipelineRun:
+    answer = turns.clarifying_answer(clarify, documents, learned=learned)
+    return replace(
+        run, answering=AnsweringStep(outcome="clarifying question", note=answer.note), answer=answer
+    )
 
 
 def _missing(question: str, verdict, passages: Sequence[ScoredPassage], kinds: turns.TurnsConfig) -> tuple:

@@ -26,9 +26,9 @@ from qa.pipeline.conversation import Rewrite, rewrite
 from qa.pipeline.questions import analyse_question
 from qa.pipeline.text import META_WORDS, STOPWORDS, content_words, stem, words
 from qa.pipeline.trust import trust_models
+from qa.pipeline.turn_kind import named_of_kind
 from qa.pipeline.types import REFUSAL_TEXT, UNSUPPORTED, Answer, AnswerSentence, ScoredPassage
 
-_NAME_RUN = re.compile(r"(?:[A-Z][\w.'&-]*\s+){0,4}[A-Z][\w.'&-]*")
 # Focus words that are the question's own framing, never something a source must state.
 _FRAMING = frozenset(
     stem(w)
@@ -51,6 +51,11 @@ class TurnsConfig:
     # while its probability stays below ``refuse_missing_below`` (tuned on MTRAG-UN train).
     refuse_missing: int = 3
     refuse_missing_below: float = 0.5
+    # Decide clarifying questions with the learned turn-kind model (qa.pipeline.turn_kind, fitted on
+    # MTRAG-UN train) instead of the rules in ``clarification``; the rules still word the question.
+    # Off by default: on train it clarified the same underspecified turns as the rules and refused
+    # one more partial turn (README, "Conversations (MTRAG-UN)").
+    learned: bool = False
 
 
 @dataclass(frozen=True)
@@ -96,24 +101,36 @@ def clarification(
     return None
 
 
+def clarifying_question(
+    question: str, conversation: Rewrite | None, ranked: Sequence[ScoredPassage]
+) -> Clarification:
+    """The clarifying question for a turn already judged underspecified (by the turn-kind model):
+    the rules' question when they find the reference, else one about the conversation's subject
+    ("Do you mean facilitated diffusion, or something else?"), else a request for more."""
+    found = clarification(question, conversation, ranked, min_options=2)
+    if found is not None:
+        return found
+    turn = conversation if conversation is not None else rewrite(question, ())
+    if turn.resolved:
+        said, meant = turn.resolved[0]
+        return Clarification(f"By '{said}', do you mean {meant}, or something else?", said, (meant,))
+    for about in turn.definite:
+        noun = words(about)[-1]
+        return Clarification(f"Which {noun} do you mean? Please name it, so the search can find it.", about)
+    if turn.subject:
+        return Clarification(
+            f"Is this about {turn.subject}, or something else? Please say what you are asking about.", ""
+        )
+    return Clarification(
+        "Could you say more about what you would like to know? The question names too little to search for.",
+        "",
+    )
+
+
 def _choices(about: str, ranked: Sequence[ScoredPassage], question: str) -> tuple[str, tuple[str, ...]]:
     """(noun, names of that kind in the passages): the noun is the phrase's last word."""
     noun = words(about)[-1]
-    return noun, _named(noun, ranked, exclude=question)
-
-
-def _named(noun: str, ranked: Sequence[ScoredPassage], *, exclude: str) -> tuple[str, ...]:
-    """Capitalised names in the passages that contain ``noun`` ("Auburn Police Department" for
-    "department"), most frequent first, at most four."""
-    wanted = stem(noun)
-    counts: dict[str, int] = {}
-    for hit in ranked:
-        for match in _NAME_RUN.finditer(hit.passage.text + "\n" + hit.passage.document_title):
-            name = match.group().strip(" .")
-            stems = {stem(w) for w in words(name)}
-            if wanted in stems and len(stems) > 1 and name.lower() not in exclude.lower():
-                counts[name] = counts.get(name, 0) + 1
-    return tuple(sorted(counts, key=lambda n: -counts[n])[:4])
+    return noun, named_of_kind(noun, ranked, exclude=question)
 
 
 def _listed(options: Sequence[str]) -> str:
@@ -121,12 +138,19 @@ def _listed(options: Sequence[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
-def clarifying_answer(clarify: Clarification, documents: Sequence[str]) -> Answer:
-    what = f"'{clarify.about}' refers to nothing named earlier" if clarify.about else "the question is vague"
+def clarifying_answer(clarify: Clarification, documents: Sequence[str], *, learned: str = "") -> Answer:
+    """``learned``: the turn-kind model's reason when it, not the rules, decided to ask."""
+    if learned:
+        note = f"Asked to clarify (learned turn-kind model, heuristic signals): {learned}."
+    else:
+        what = (
+            f"'{clarify.about}' refers to nothing named earlier" if clarify.about else "the question is vague"
+        )
+        note = f"Asked to clarify (heuristic): {what}."
     return Answer(
         sentences=(AnswerSentence(clarify.question, (), UNSUPPORTED),),
         refused=False,
-        note=f"Asked to clarify (heuristic): {what}.",
+        note=note,
         retrieved_documents=tuple(documents),
         kind="underspecified",
     )

@@ -1,0 +1,135 @@
+"""The learned turn-kind stage: when a turn gets a clarifying question instead of a search."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from qa.pipeline import conversation
+from qa.pipeline.answerability import LogisticModel
+from qa.pipeline.embedding import HashingEmbedder
+from qa.pipeline.factory import ModelClients, build_pipeline
+from qa.pipeline.memory_index import InMemoryCorpusIndex
+from qa.pipeline.presets import get_preset
+from qa.pipeline.run import PipelineRun
+from qa.pipeline.runner import answer_question
+from qa.pipeline.turn_kind import (
+    SIGNAL_NAMES,
+    TurnKindModel,
+    TurnSignals,
+    classify_turn,
+    load_turn_model,
+    turn_signals,
+)
+from qa.pipeline.turns import clarifying_question
+from qa.pipeline.types import ScoredPassage
+from tests.qa.pipeline.answering_fakes import make_passage
+from tests.qa.pipeline.test_run import document
+
+MISSIONS = [
+    document(
+        f"nasa/{name.lower()}",
+        f"{name} mission",
+        [
+            f"The {name} Mission was launched by NASA to study {subject}.",
+            f"The main purpose of the {name} Mission was to {purpose}.",
+        ],
+    )
+    for name, subject, purpose in (
+        ("Kepler", "distant stars", "find Earth-sized planets"),
+        ("Juno", "Jupiter", "measure the planet's gravity and magnetic fields"),
+        ("Artemis", "the Moon", "return astronauts to the lunar surface"),
+    )
+]
+
+
+@pytest.fixture(scope="module")
+def pipeline():
+    """``default`` with the learned turn-kind stage switched on (``turns.learned``; off by default)."""
+    index = InMemoryCorpusIndex(MISSIONS, HashingEmbedder(), chunk_size=2, chunk_overlap=0)
+    config = get_preset("default")
+    config = dataclasses.replace(config, turns=dataclasses.replace(config.turns, learned=True))
+    return build_pipeline(config, index=index, clients=ModelClients(embedder=HashingEmbedder()))
+
+
+def test_a_first_question_about_that_mission_is_asked_back_with_the_missions_the_documents_name(pipeline):
+    run = answer_question("What is the main purpose of that NASA mission?", pipeline=pipeline)
+    answer = run.answer
+    assert answer.kind == "underspecified" and not answer.refused and answer.cited_sentences == ()
+    assert answer.text.startswith("Which mission do you mean? The documents mention")
+    assert sum(name in answer.text for name in ("Kepler", "Juno", "Artemis")) >= 2
+    assert run.turn_kind.kind == "clarify" and run.turn_kind.signals.unresolved == 1.0
+    assert "learned turn-kind model" in answer.note
+    assert PipelineRun.from_json(run.to_json()).turn_kind == run.turn_kind  # shown on the trace page
+
+
+def test_the_same_question_after_the_mission_was_named_is_answered_from_its_document(pipeline):
+    question = "What is the main purpose of that NASA mission?"
+    history = [("Tell me about the Juno Mission.", "The Juno Mission was launched by NASA to study Jupiter.")]
+    run = answer_question(question, pipeline=pipeline, rewrite=conversation.rewrite(question, history))
+    assert run.standalone == "What is the main purpose of the Juno Mission?"
+    assert run.turn_kind.kind == "answer"
+    assert not run.answer.refused and run.answer.kind != "underspecified"
+    assert {c.document_id for c in run.answer.cited_sentences} == {"nasa/juno"}
+
+
+def test_without_the_learned_model_the_rules_alone_decide(pipeline):
+    config = dataclasses.replace(
+        pipeline.config, turns=dataclasses.replace(pipeline.config.turns, learned=False)
+    )
+    run = answer_question(
+        "What is the main purpose of that NASA mission?",
+        pipeline=dataclasses.replace(pipeline, config=config),
+    )
+    assert run.turn_kind is None
+    assert run.answer.kind == "underspecified" and "(heuristic): 'that NASA mission'" in run.answer.note
+
+
+def hits(*pairs: tuple[str, float]) -> list[ScoredPassage]:
+    return [
+        ScoredPassage(
+            make_passage(f"d{i}", [f"{title} is official in several countries."], title=title),
+            score,
+            {"sentence_similarity": score},
+        )
+        for i, (title, score) in enumerate(pairs)
+    ]
+
+
+def test_several_documents_matching_equally_count_as_competing_subjects():
+    question = "In which country is this language officially spoken?"
+    spread = turn_signals(
+        question, None, hits(("Spanish language", 0.56), ("Italian language", 0.56), ("Xhosa language", 0.55))
+    )
+    one = turn_signals(
+        question, None, hits(("Spanish language", 0.70), ("Spanish language", 0.69), ("Xhosa language", 0.40))
+    )
+    assert spread.competing_titles == 0.5 and one.competing_titles == 0.0
+    assert spread.unresolved == 1.0 and spread.covered_titles > one.covered_titles
+
+
+def test_a_vague_turn_is_asked_back_whatever_the_model_says():
+    silent = TurnKindModel(LogisticModel(("unresolved",), (0.0,), (1.0,), (0.0,), -30.0), 0.5)
+    signals = TurnSignals(**{name: 0.0 for name in SIGNAL_NAMES} | {"vague": 1.0})
+    assert classify_turn(signals, silent).kind == "clarify"
+    assert classify_turn(dataclasses.replace(signals, vague=0.0), silent).kind == "answer"
+
+
+def test_the_stored_model_says_it_saw_only_the_train_half():
+    model = load_turn_model()
+    assert "train half only" in model.trained_on and 0.0 < model.clarify_threshold < 1.0
+    assert set(model.clarify.names) <= set(SIGNAL_NAMES)
+
+
+def test_a_pronoun_the_model_doubts_is_asked_about_by_what_memory_read_it_as():
+    history = [
+        (
+            "Does facilitated diffusion happen in a cell?",
+            "Yes, facilitated diffusion is passive transport.",
+        )
+    ]
+    turn = conversation.rewrite("How does it affect the cell?", history)
+    assert turn.earlier_turns == 1 and turn.shared_words == 0.5  # "cell" was said, "affect" not
+    asked = clarifying_question("How does it affect the cell?", turn, ())
+    assert asked.question == "By 'it', do you mean facilitated diffusion, or something else?"
