@@ -173,10 +173,21 @@ def missing_parts(question: str, ranked: Sequence[ScoredPassage], *, top: int = 
             stemmed in _FRAMING
             or stemmed in bag
             or any(b.startswith(stemmed[:6]) for b in bag if len(stemmed) >= 7)
+            or _demonym_of(stemmed, bag)
         ):
             continue
         missing.append(word)
     return tuple(dict.fromkeys(missing))
+
+
+_DEMONYM_ENDINGS = ("ese", "ian", "an", "n", "ish", "i")
+
+
+def _demonym_of(word: str, bag: set[str]) -> bool:
+    """Whether the passages name the place the word is formed from: "Japan" covers "Japanese",
+    "Australia" "Australian" (stems alone miss it, so a question about the Japanese was refused
+    over passages about Japan)."""
+    return any(word.startswith(b) and word[len(b) :] in _DEMONYM_ENDINGS for b in bag if len(b) >= 4)
 
 
 def names_missing(question: str, missing: Sequence[str]) -> tuple[str, ...]:

@@ -124,3 +124,12 @@ def test_feedback_terms_are_words_the_best_passages_share_and_the_rest_lack():
     terms = feedback_terms("Can I take money out of my Roth?", ranked, terms=3)
     assert "penalty" in terms and "contributions" in terms
     assert not {"bond", "bonds", "roth"} & {t.lower() for t in terms}
+
+
+def test_a_people_named_after_a_place_the_passages_name_is_not_missing():
+    from qa.pipeline.types import ScoredPassage
+    from tests.qa.pipeline.answering_fakes import make_passage
+
+    over_japan = [ScoredPassage(make_passage("d2", ["Japan is an island country in East Asia."]), 1.0)]
+    assert "japanese" not in missing_parts("Why are the Japanese called Nippon?", over_japan)
+    assert "spanish" in missing_parts("Is it available in Spanish?", over_japan)
