@@ -217,5 +217,18 @@ def run_child(name: str, module_args: Sequence[str], size: int, database: str) -
     return json.loads(lines[-1].removeprefix("RESULT "))
 
 
+def peak_rss_mb() -> float:
+    """This process's highest resident memory so far, in MB (VmHWM).
+
+    Not ``getrusage().ru_maxrss``: Linux carries the parent's peak into a child across the
+    vfork/exec that ``subprocess`` uses, so a child of a benchmark holding a 1M-sentence corpus
+    reported the parent's 3.4 GB as its own peak.
+    """
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmHWM in /proc/self/status")
+
+
 def log(message: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)

@@ -17,13 +17,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import time
 
 from bench.common import (
     Stopwatch,
     latency_summary,
     log,
+    peak_rss_mb,
     print_table,
     ratio,
     run_child,
@@ -120,7 +120,7 @@ def child(size: int, n_queries: int) -> dict:
             "encode": latency_summary(embedder.spent),
         }
         out["rss_mb"][f"after_{unit}"] = rss_mb()
-    out["rss_mb"]["peak"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    out["rss_mb"]["peak"] = peak_rss_mb()
     return out
 
 

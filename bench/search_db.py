@@ -20,11 +20,10 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import sys
 import time
 
-from bench.common import latency_summary, log, print_table, run_child, write_result
+from bench.common import latency_summary, log, peak_rss_mb, print_table, run_child, write_result
 
 CONFIGS = [(unit, method) for unit in ("sentence", "chunk") for method in ("bm25", "dense", "hybrid")]
 EXACTNESS_MAX_SIZE = 100_000  # the in-memory reference index itself needs memory that grows with size
@@ -54,7 +53,7 @@ def child(size: int, n_queries: int) -> dict:
     get_embedder().encode(asked[:1])
     out["rss_mb"]["with_embedder"] = rss_mb()
     # Loading the model peaks above what it keeps; the searches' own peak is what follows.
-    out["rss_mb"]["peak_after_embedder"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    out["rss_mb"]["peak_after_embedder"] = peak_rss_mb()
     embedder = HashingEmbedder(EMBEDDING_DIM)
     corpus = Corpus.objects.get(name=f"scale-{size}")
     for unit, method in CONFIGS:
@@ -71,7 +70,7 @@ def child(size: int, n_queries: int) -> dict:
         log(
             f"{size:,} {unit}/{method}: p50 {out[f'{unit}/{method}']['p50_ms']:.1f} ms, RSS {rss_mb():.0f} MB"
         )
-    out["rss_mb"]["peak"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    out["rss_mb"]["peak"] = peak_rss_mb()
     if size <= EXACTNESS_MAX_SIZE:
         out["exactness"] = {
             unit: exactness(DjangoCorpusIndex(corpus), unit, asked) for unit in ("sentence", "chunk")
