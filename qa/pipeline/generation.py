@@ -18,6 +18,7 @@ import numpy as np
 from qa.pipeline.prompts import NumberedContext, generation_messages, looks_like_instruction, number_context
 from qa.pipeline.protocols import LLM, Embedder
 from qa.pipeline.text import (
+    QuantitySlot,
     content_words,
     cosine_matrix,
     id_tokens,
@@ -133,21 +134,22 @@ class ExtractiveGenerator:
             in_focus = [i for i in order if candidates[i].document_id == focus]
             order = in_focus + [i for i in order if candidates[i].document_id != focus]
             best = float(scores[order[0]])
-        chosen = [order[0]]
-        # Every amount the question asks for must be stated by some sentence of the context,
-        # of the right kind and about the right thing (the slot's focus words, not the whole
-        # question: in "how many containers ..., and how many staff ..." the staff sentence is
-        # relevant to one part only); otherwise the honest answer is a refusal.
-        for slot in quantity_slots(question) if self.settings.require_quantity else ():
-            pool = [i for i in order if slot.satisfied_by(candidates[i].text)]
-            if not pool:
-                note = f"no sentence of the context states the amount asked for: {slot.phrase.strip()!r}"
-                return Draft((), tuple(context), refused=True, notes=(note,))
-            if pool[0] not in chosen:
-                chosen.append(pool[0])
+        slots = quantity_slots(question) if self.settings.require_quantity else []
+        stating, missing = _sentences_stating(slots, order, candidates)
+        if missing is not None:
+            note = f"no sentence of the context states the amount asked for: {missing.phrase.strip()!r}"
+            return Draft((), tuple(context), refused=True, notes=(note,))
+        # A question that asks only for amounts is answered by the sentences stating them; more
+        # related sentences only pad the answer up to its minimum length (analyst-bench train q003
+        # cited two sentences about voters beside the two stating the ballots and the stations).
+        only_amounts = bool(stating) and asks_only_amounts(question, slots)
+        chosen = stating if only_amounts else [order[0], *(i for i in stating if i != order[0])]
+        limit = (
+            max(self.settings.min_sentences, len(stating)) if only_amounts else self.settings.max_sentences
+        )
 
         for i in order:
-            if len(chosen) >= self.settings.max_sentences:
+            if len(chosen) >= min(limit, self.settings.max_sentences):
                 break
             if i in chosen or self._duplicates(i, chosen, candidates, vectors):
                 continue
@@ -178,6 +180,37 @@ class ExtractiveGenerator:
                 ):
                     return True
         return False
+
+
+def _sentences_stating(
+    slots: Sequence[QuantitySlot], order: Sequence[int], candidates: Sequence[SourceSentence]
+) -> tuple[list[int], QuantitySlot | None]:
+    """The best-ranked sentence stating each amount asked for, or the first slot none states.
+
+    Every amount must be stated by some sentence of the context, of the right kind and about the
+    right thing (the slot's focus words, not the whole question: in "how many containers ..., and
+    how many staff ..." the staff sentence is relevant to one part only); otherwise the honest
+    answer is a refusal.
+    """
+    stating: list[int] = []
+    for slot in slots:
+        pool = [i for i in order if slot.satisfied_by(candidates[i].text)]
+        if not pool:
+            return stating, slot
+        if pool[0] not in stating:
+            stating.append(pool[0])
+    return stating, None
+
+
+# Words that frame a question ("Based only on this article, ...") without asking anything.
+_FRAMING_WORDS = content_words("based according solely only reportedly")
+
+
+def asks_only_amounts(question: str, slots: Sequence[QuantitySlot]) -> bool:
+    """Every content word of the question lies inside one of its amount slots ("how many X ...,
+    and how many Y ..."): nothing else is asked, so the sentences stating the amounts are the answer."""
+    inside = set().union(*(content_words(slot.phrase) for slot in slots))
+    return bool(slots) and not (content_words(question) - inside - _FRAMING_WORDS)
 
 
 def _context_idf(question_words: set[str], bags: Sequence[set[str]]) -> dict[str, float]:

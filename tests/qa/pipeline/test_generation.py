@@ -130,6 +130,32 @@ def test_a_two_part_amount_question_answers_with_both_amounts():
     assert "3.3 million" in text and "19 stations" in text
 
 
+def test_a_question_asking_only_for_amounts_is_answered_by_the_sentences_stating_them():
+    passage = make_passage(
+        "news/zimbabwe-ballots",
+        [
+            "Observers said the commission's request for extra ballots and the stations without "
+            "accreditation for opposition agents undermined the election.",
+            "Opposition agents lacked accreditation at 19 stations.",
+            "The commission requested 3.3 million extra ballots beyond the registered voters.",
+        ],
+    )
+    question = (
+        "According to the article, how many extra ballots did the commission request, "
+        "and how many stations lacked accreditation for opposition agents?"
+    )
+    draft = extractive().generate(question, ranked(passage))
+    # The first sentence shares most of the question's words but states neither amount.
+    assert [c.label for s in draft.sentences for c in s.citations] == ["S2", "S3"]
+
+
+def test_an_amount_question_that_also_asks_why_keeps_the_related_sentences():
+    question = "How many stations lacked accreditation, and why were soldiers and police deployed there?"
+    draft = extractive().generate(question, ranked(ZIMBABWE))
+    text = " ".join(s.text for s in draft.sentences)
+    assert "19 stations" in text and "soldiers" in text
+
+
 def test_a_percentage_question_needs_a_percentage_not_just_any_number():
     refused = extractive().generate("What percentage of the ballots were spoiled?", ranked(ZIMBABWE))
     assert refused.refused
