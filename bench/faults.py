@@ -7,7 +7,8 @@ them) and `celery beat` (the reaper) on the real broker (the file-system
 broker in a private folder, or a `redis-server` started on a spare port) and
 the benchmark's own PostgreSQL. Questions go in through ``qa.services.
 question_ask``, as the API sends them. A killer thread picks a question whose
-stage is running (and that it has not killed before), waits a random fraction
+stage is running (and that no kill has hit before, the other questions a
+whole-worker kill took down included), waits a random fraction
 of a second (a random point of the stage) and SIGKILLs the worker process that
 holds its lease (the owner token names host and pid); now and then it kills a
 whole worker (main process and children) and starts it again. A monitor thread
@@ -148,6 +149,10 @@ class Killer(threading.Thread):
         self.tries = 0
         self.restarting: list[threading.Thread] = []
         self.restart_seconds: list[float] = []
+        # Questions a whole-worker kill took down beside the one it was aimed at: a re-queued
+        # stage runs first, so it was often running again when the next kill came, and three
+        # deaths in a row end it failed by design (JOB_MAX_ATTEMPTS; 1 of 100 on Redis).
+        self.collateral: set[int] = set()
 
     def run(self) -> None:
         from django.db import connection
@@ -175,7 +180,7 @@ class Killer(threading.Thread):
                     pk__in=self.question_ids(), status=Question.Status.RUNNING, stage=stage
                 )
                 .exclude(lease_owner="")
-                .exclude(pk__in=[k.question for k in self.kills])
+                .exclude(pk__in=[k.question for k in self.kills] + sorted(self.collateral))
                 .values_list("pk", "lease_owner")
             )
             if running:
@@ -198,6 +203,11 @@ class Killer(threading.Thread):
             and (len(self.kills) + 1) % self.whole_worker_every == 0
         ):
             whole = self._worker_of(pid)
+            siblings = self._questions_on(whole, besides=pk) if whole else set()
+            if siblings & (self.collateral | {k.question for k in self.kills}):
+                whole = ""  # each question hit at most once: this worker holds one hit before
+            else:
+                self.collateral |= siblings
         if whole:
             self.cluster.kill_worker(whole)
         else:
@@ -220,6 +230,17 @@ class Killer(threading.Thread):
             if process.pid == parent and name in self.cluster.specs:
                 return name
         return ""
+
+    def _questions_on(self, worker: str, *, besides: int) -> set[int]:
+        """The other questions whose running stage a process of ``worker`` holds."""
+        from qa.models import Question
+
+        running = Question.objects.filter(status=Question.Status.RUNNING).exclude(pk=besides)
+        return {
+            pk
+            for pk, owner in running.exclude(lease_owner="").values_list("pk", "lease_owner")
+            if (pid := _pid_of(owner)) is not None and self._worker_of(pid) == worker
+        }
 
     def _restart_later(self, name: str) -> None:
         killed = time.monotonic()
