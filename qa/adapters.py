@@ -181,15 +181,22 @@ class DjangoCorpusIndex:
             ).exclude(document__content_hash="")
             key_of = "pk"
         distance = CosineDistance("embedding", vector)
+        exact = False
         if self.scope is not None:
             qs = qs.filter(**self._scope_filter("" if unit == "document" else "document__"))
-            if self._scope_is_narrow():
-                # "+ 0" is no longer the indexed expression, so PostgreSQL scans the scope's rows exactly.
-                distance = distance + 0.0
-        qs = qs.annotate(distance=distance).order_by("distance")
+            exact = self._scope_is_narrow()
+        # "+ 0" is no longer the indexed expression, so PostgreSQL scans the filtered rows exactly.
+        ranked = qs.annotate(distance=distance + 0.0 if exact else distance).order_by("distance")
         with transaction.atomic():
             _hnsw_settings(k)
-            rows = list(qs.values_list(key_of, "distance")[:k])
+            rows = list(ranked.values_list(key_of, "distance")[:k])
+        if len(rows) < k and not exact:
+            # The HNSW index is shared by every corpus: an iterative scan that gives up (pgvector's
+            # max_scan_tuples) before reaching this corpus's or scope's rows returns fewer than k,
+            # even none, on a large database. The exact scan of the filtered rows cannot.
+            rows = list(
+                qs.annotate(distance=distance + 0.0).order_by("distance").values_list(key_of, "distance")[:k]
+            )
         return self._dense_hits(unit, rows)
 
     def _stored_dense_search(self, vector: np.ndarray, unit: Unit, k: int) -> list[tuple[str, float]]:
