@@ -37,7 +37,12 @@ from qa.pipeline.types import ScoredPassage
 TurnKind = Literal["answer", "clarify"]
 MODEL_PATH = Path(__file__).with_name("turn_kind_model.json")
 
-_NAME_RUN = re.compile(r"(?:[A-Z][\w.'&-]*\s+){0,4}[A-Z][\w.'&-]*")
+# A run of capitalised words on one line (a name never spans a line break: page menus and
+# headings sit on lines of their own).
+_NAME_RUN = re.compile(r"(?:[A-Z][\w.'&-]*[^\S\n]+){0,4}[A-Z][\w.'&-]*")
+# A full stop after a word of four letters or more ends a sentence ("Police Department. Police
+# officers"); after a shorter one it is an abbreviation ("St. Louis", "U.S. Army").
+_SENTENCE_END = re.compile(r"(?<=\w{4})\.\s")
 _PRONOUN = re.compile(r"\b(?:it|its|they|them|their|he|him|his|she|her)\b", re.IGNORECASE)
 
 
@@ -122,7 +127,7 @@ def named_of_kind(noun: str, ranked: Sequence[ScoredPassage], *, exclude: str) -
     counts: dict[str, int] = {}
     for hit in ranked:
         for match in _NAME_RUN.finditer(hit.passage.text + "\n" + hit.passage.document_title):
-            name = match.group().strip(" .")
+            name = _SENTENCE_END.split(" ".join(match.group().split()))[0].strip(" .")
             stems = {stem(w) for w in words(name)}
             if wanted in stems and len(stems) > 1 and name.lower() not in exclude.lower():
                 counts[name] = counts.get(name, 0) + 1

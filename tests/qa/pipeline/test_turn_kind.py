@@ -20,6 +20,7 @@ from qa.pipeline.turn_kind import (
     TurnSignals,
     classify_turn,
     load_turn_model,
+    named_of_kind,
     turn_signals,
 )
 from qa.pipeline.turns import clarifying_question
@@ -133,3 +134,19 @@ def test_a_pronoun_the_model_doubts_is_asked_about_by_what_memory_read_it_as():
     assert turn.earlier_turns == 1 and turn.shared_words == 0.5  # "cell" was said, "affect" not
     asked = clarifying_question("How does it affect the cell?", turn, ())
     assert asked.question == "By 'it', do you mean facilitated diffusion, or something else?"
+
+
+def test_the_names_offered_stay_within_one_line_and_one_sentence():
+    # Seen on MTRAG-UN train: "Which department do you mean? The documents mention the
+    # San Bruno\xa0Police Department.\nPolice ..." (a name run across a no-break space, a
+    # full stop and a line break).
+    passage = make_passage(
+        "sb/1",
+        [
+            "San Bruno\xa0Police Department. Police officers patrol the city.",
+            "Police Department\nThe Auburn Police Department serves Auburn.",
+        ],
+        title="Police",
+    )
+    names = named_of_kind("department", [ScoredPassage(passage, 1.0)], exclude="Which department?")
+    assert set(names) == {"San Bruno Police Department", "Police Department", "The Auburn Police Department"}
