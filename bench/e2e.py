@@ -40,6 +40,7 @@ from bench.common import (
     setup_django,
     write_result,
 )
+from bench.e2e_timeline import Asked, summarise_timelines
 
 PRESET = "default"  # the preset that needs no LLM
 CLIENTS = 8
@@ -77,8 +78,9 @@ class Api:
         with urllib.request.urlopen(request, timeout=300) as response:
             return response.status, json.loads(response.read())
 
-    def ask(self, corpus: str, question: str) -> float:
-        """Seconds from POST to a finished answer."""
+    def ask(self, corpus: str, question: str) -> Asked:
+        """The question asked, answered and seen done (wall clock, as the workers stamp their traces)."""
+        asked_at = time.time()
         start = time.perf_counter()
         status, body = self._call(
             "POST",
@@ -101,7 +103,7 @@ class Api:
             if state["status"] in ("done", "failed"):
                 if state["status"] == "failed":
                     raise RuntimeError(f"question failed: {state.get('error')}")
-                return time.perf_counter() - start
+                return Asked(body["id"], asked_at, time.time())
             time.sleep(0.05)
 
 
@@ -151,14 +153,14 @@ class WebServer:
         self.log.close()
 
 
-def answer_in_process(corpus, question: str, user) -> float:
+def answer_in_process(corpus, question: str, user) -> Asked:
     from qa.services import answer_now
 
-    with Stopwatch() as sw:
-        done = answer_now(user=user, corpus=corpus, text=question, preset=PRESET)
+    asked_at = time.time()
+    done = answer_now(user=user, corpus=corpus, text=question, preset=PRESET)
     if done.status != "done":
         raise RuntimeError(f"answer_now ended {done.status}: {done.error}")
-    return sw.seconds
+    return Asked(done.pk, asked_at, time.time())
 
 
 def concurrent_rate(api: Api, corpus_name: str, asked: list[str]) -> dict:
@@ -171,7 +173,7 @@ def concurrent_rate(api: Api, corpus_name: str, asked: list[str]) -> dict:
                 if not queue:
                     return
                 question = queue.pop()
-            seconds = api.ask(corpus_name, question)
+            seconds = api.ask(corpus_name, question).seconds
             with lock:
                 latencies.append(seconds)
 
@@ -203,19 +205,22 @@ def start_path(stack: ExitStack, label: str, redis_url: str | None, database: st
     return Api(base_url, token)
 
 
-def paired_latencies(corpus, user, apis: dict[str, Api], asked: list[str]) -> dict[str, list[float]]:
+def paired_latencies(corpus, user, apis: dict[str, Api], asked: list[str]) -> dict[str, list[Asked]]:
     """Each question in process and through every broker back to back, the order rotating, so a load
     that changes within minutes hits every path alike."""
     paths = ["in_process", *apis]
-    seconds: dict[str, list[float]] = {path: [] for path in paths}
+    answered: dict[str, list[Asked]] = {path: [] for path in paths}
     for i, question in enumerate(asked):
         for path in paths[i % len(paths) :] + paths[: i % len(paths)]:
             if path == "in_process":
-                seconds[path].append(answer_in_process(corpus, question, user))
+                answered[path].append(answer_in_process(corpus, question, user))
             else:
-                seconds[path].append(apis[path].ask(corpus.name, question))
-        log(f"e2e: question {i + 1}/{len(asked)}: " + ", ".join(f"{p} {seconds[p][-1]:.2f}s" for p in paths))
-    return seconds
+                answered[path].append(apis[path].ask(corpus.name, question))
+        log(
+            f"e2e: question {i + 1}/{len(asked)}: "
+            + ", ".join(f"{p} {answered[p][-1].seconds:.2f}s" for p in paths)
+        )
+    return answered
 
 
 def run(args) -> dict:
@@ -241,12 +246,12 @@ def run(args) -> dict:
         for api in apis.values():
             with ThreadPoolExecutor(2 * WORKER_PROCESSES) as pool:
                 list(pool.map(lambda q, api=api: api.ask(corpus.name, q), asked[: 2 * WORKER_PROCESSES]))
-        seconds = paired_latencies(corpus, user, apis, asked)
+        answered = paired_latencies(corpus, user, apis, asked)
         rates = {}
         for label, api in apis.items():
             log(f"e2e: {CLIENTS} clients on {label}")
             rates[label] = concurrent_rate(api, corpus.name, asked)
-    result = summarise(seconds, rates, n, args.corpus_vectors)
+    result = summarise(answered, rates, n, args.corpus_vectors)
     report(result, real)
     write_result("e2e", result, quick=args.quick)
     return result
@@ -278,10 +283,11 @@ def load_corpus(corpus_vectors: str):
     return Corpus.objects.get(name=f"scale-{real}"), real
 
 
-def summarise(seconds: dict[str, list[float]], rates: dict[str, dict], n: int, corpus_vectors: str) -> dict:
-    base = seconds["in_process"]
+def summarise(answered: dict[str, list[Asked]], rates: dict[str, dict], n: int, corpus_vectors: str) -> dict:
+    base = [a.seconds for a in answered["in_process"]]
     paths = {}
-    for path, values in seconds.items():
+    for path, asked in answered.items():
+        values = [a.seconds for a in asked]
         paths[path] = {
             **latency_summary(values),
             "seconds": values,
@@ -289,6 +295,8 @@ def summarise(seconds: dict[str, list[float]], rates: dict[str, dict], n: int, c
             # Per question, against the in-process answer given next to it.
             "median_paired_ratio": median([v / b for v, b in zip(values, base, strict=True)]),
             "mean_extra_ms": 1000 * (sum(values) - sum(base)) / len(values),
+            # Where the time went (bench/e2e_timeline.py), medians over the questions.
+            "timeline_ms": summarise_timelines(asked),
         }
     return {
         "preset": PRESET,
@@ -335,4 +343,17 @@ def report(result: dict, real: int) -> None:
             "rate x",
         ],
         rows,
+    )
+    report_timelines(result)
+
+
+def report_timelines(result: dict) -> None:
+    from bench.e2e_timeline import SEGMENTS
+
+    paths = result["latency"]
+    print_table(
+        "Where a question's time goes, median ms per part (bench/e2e_timeline.py)",
+        ["part", *paths],
+        [(part, *(paths[p]["timeline_ms"].get(f"{part}_ms", 0.0) for p in paths)) for part in SEGMENTS]
+        + [("stage hand-overs", *(paths[p]["timeline_ms"]["hand_overs"] for p in paths))],
     )

@@ -62,7 +62,8 @@ def connect(dbname: str = "postgres", *, vectors: bool = True, **kwargs) -> psyc
 
 def ensure_database(size: int) -> None:
     name = database_name(size)
-    with connect() as admin:
+    # No vector type needed here: on a fresh benchmark server the postgres database has none yet.
+    with connect(vectors=False) as admin:
         if not admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
             admin.execute(f'CREATE DATABASE "{name}"')
     with connect(name, vectors=False) as conn:
