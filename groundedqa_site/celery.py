@@ -38,6 +38,15 @@ def unbind_task_from_logs(state=None, **_):
     logs.clear()
 
 
+@signals.worker_init.connect
+def remember_consumed_queues(sender=None, **kwargs):
+    """Before the pool forks: which queues this worker serves, so a task can tell whether the stage
+    after it may run in the same process (groundedqa_site.jobs.runs_here)."""
+    from groundedqa_site import jobs
+
+    jobs.serve_queues(consumed_queues(sender))
+
+
 # Queues whose tasks encode text: a worker consuming any of them loads the encoder up front.
 ENCODING_QUEUES = {"requeued", "retrieval", "generation", "citation", "verification", "evaluation"} | {
     "ingestion",

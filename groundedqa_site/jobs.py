@@ -146,6 +146,29 @@ def heartbeat(model, pk: int | Sequence[int], owner: str):
         thread.join(timeout=settings.JOB_LEASE_SECONDS)
 
 
+# The queues this process's Celery worker consumes (its ``-Q``), recorded when the worker starts
+# (groundedqa_site.celery) and inherited by the processes its pool forks; empty in any other
+# process (the web server, a shell, a test's own process).
+_worker_queues: frozenset[str] = frozenset()
+
+
+def serve_queues(queues: set[str]) -> None:
+    global _worker_queues
+    _worker_queues = frozenset(queues)
+
+
+def runs_here(task_name: str) -> bool:
+    """Whether this process belongs to a worker that consumes the queue ``task_name`` is routed to.
+
+    Then running the task here, instead of sending it, only picks which of the
+    processes a message could have reached runs it: a stage meant for workers of
+    its own (an LLM-bound one, deploy/Procfile) is still sent to them.
+    """
+    if not _worker_queues:
+        return False
+    return current_app.amqp.router.route({}, task_name)["queue"].name in _worker_queues
+
+
 def enqueue(task_name: str, *args, queue: str | None = None) -> None:
     """Send a task by its registered name (the name CELERY_TASK_ROUTES routes by, unless ``queue``).
 

@@ -1,7 +1,9 @@
 """Celery entry points of the qa app: one task per stage, each on its own queue
 ("retrieval", "generation", "citation", "verification"; CELERY_TASK_ROUTES),
 so LLM-bound stages can get their own workers. Each task loads the question
-by id, calls one service, and sends the task of the stage that follows."""
+by id and calls one service, which also runs the stages after it that this
+worker serves; the task sends the task of the first stage left for another
+worker."""
 
 from __future__ import annotations
 
@@ -15,25 +17,22 @@ from qa.services import decomposition
 def retrieve_question(question_id: int) -> None:
     if decomposition.question_decompose(question_id=question_id):
         return  # planned into parts (the agentic preset), each queued as a question of its own
-    if services.question_retrieve(question_id=question_id):
-        generate_answer.delay(question_id)
-    else:
-        decomposition.part_settled(question_id=question_id)
+    _run_from("", question_id)
 
 
 @shared_task(acks_late=True)
 def generate_answer(question_id: int) -> None:
-    _send_next(services.question_stage(question_id=question_id, stage="generation"), question_id)
+    _run_from("generation", question_id)
 
 
 @shared_task(acks_late=True)
 def cite_answer(question_id: int) -> None:
-    _send_next(services.question_stage(question_id=question_id, stage="citation"), question_id)
+    _run_from("citation", question_id)
 
 
 @shared_task(acks_late=True)
 def verify_answer(question_id: int) -> None:
-    _send_next(services.question_stage(question_id=question_id, stage="verification"), question_id)
+    _run_from("verification", question_id)
 
 
 @shared_task(acks_late=True)
@@ -44,7 +43,8 @@ def combine_answers(question_id: int) -> None:
 STAGE_TASKS = {"generation": generate_answer, "citation": cite_answer, "verification": verify_answer}
 
 
-def _send_next(stage: str | None, question_id: int) -> None:
+def _run_from(waiting: str, question_id: int) -> None:
+    stage = services.question_stages_run(question_id=question_id, waiting=waiting)
     if stage:
         STAGE_TASKS[stage].delay(question_id)
     else:

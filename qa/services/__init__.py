@@ -16,6 +16,7 @@ from qa.services.stage_jobs import (
     question_answer_stages,
     question_retrieve,
     question_stage,
+    question_stages_run,
     questions_reap,
 )
 from qa.services.team_presets import team_preset_create, team_preset_delete
@@ -28,6 +29,7 @@ __all__ = [
     "question_ask",
     "question_retrieve",
     "question_stage",
+    "question_stages_run",
     "questions_reap",
     "team_preset_create",
     "team_preset_delete",

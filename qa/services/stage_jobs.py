@@ -11,14 +11,20 @@ workers. Each stage claims the row for itself (``_claim``) and hands on with
 one fenced write, so a redelivered or re-queued stage finds nothing to do or
 redoes the same work from the same stored run; only the last stage writes the
 answer, once.
+
+A worker that also serves the next stage's queue runs that stage itself, right
+after, instead of sending its task (``question_stages_run``): the hand-over
+through the row (the checkpoint a crash falls back to) is the same, only the
+message, and with it the wait for a free process, a fresh database connection
+and rebuilding the pipeline, is left out.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -28,7 +34,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from documents.models import Document, Sentence
-from groundedqa_site import jobs
+from groundedqa_site import jobs, logs
 from qa import clients, presets, scopes
 from qa.adapters import DjangoCorpusIndex
 from qa.models import Answer, AnswerSentence, Citation, Question
@@ -62,8 +68,11 @@ STAGE_TASKS = {
 }
 
 
-def _claim(question_id: int, *, waiting_stage: str, stage: str) -> Question | None:
-    """Atomically move a queued question into ``stage`` under a lease; a second delivery finds nothing."""
+def _claim(question_id: int, *, waiting_stage: str, stage: str, with_trace: bool = True) -> Question | None:
+    """Atomically move a queued question into ``stage`` under a lease; a second delivery finds nothing.
+
+    ``with_trace=False`` leaves the stored run unread, for a stage that has it in hand.
+    """
     now = timezone.now()
     claimed = Question.objects.filter(
         pk=question_id, status=Question.Status.QUEUED, stage=waiting_stage
@@ -76,7 +85,8 @@ def _claim(question_id: int, *, waiting_stage: str, stage: str) -> Question | No
     if not claimed:
         logger.info("question %s is not waiting for %s: taken, finished or deleted", question_id, stage)
         return None
-    return Question.objects.select_related("corpus", "conversation").get(pk=question_id)
+    claimed = Question.objects.select_related("corpus", "conversation")
+    return (claimed if with_trace else claimed.defer("trace")).get(pk=question_id)
 
 
 def _fenced(question: Question):
@@ -205,12 +215,21 @@ def question_retrieve(*, question_id: int, retry: bool = True) -> bool:
     return _retrieve(question_id, retry=retry) is not None
 
 
-Retrieved = tuple[Pipeline, PipelineRun, tuple[ScoredPassage, ...]]
+@dataclass(frozen=True)
+class InHand:
+    """What a stage that ran in this process holds besides the run it stored: the pipeline it built
+    (at the corpus version retrieval ranked) and the ranking's passages. The next stage, run right
+    after in the same process, starts from these: the values it would otherwise read back from the
+    row and rebuild."""
+
+    pipeline: Pipeline
+    run: PipelineRun
+    ranked: tuple[ScoredPassage, ...]
 
 
 def _retrieve(
     question_id: int, *, retry: bool, history: Sequence[tuple[str, str]] | None = None
-) -> Retrieved | None:
+) -> InHand | None:
     """Stage 1; the pipeline, the run so far and the ranking when generation should follow."""
     question = _claim(question_id, waiting_stage="", stage="retrieval")
     if question is None:
@@ -221,7 +240,7 @@ def _retrieve(
 
 def _retrieve_claimed(
     question: Question, *, retry: bool, history: Sequence[tuple[str, str]] | None = None
-) -> Retrieved | None:
+) -> InHand | None:
     question_id = question.pk
     run = PipelineRun(question=question.text, preset=question.preset)
     started_at, clock = _now_iso(), time.perf_counter()
@@ -255,7 +274,7 @@ def _retrieve_claimed(
     ):
         logger.warning("question %s: retrieval lost its lease; its result is dropped", question_id)
         return None
-    return pipeline, run, retrieval.ranked
+    return InHand(pipeline, run, tuple(retrieval.ranked))
 
 
 def _hand_on(question: Question, run: PipelineRun, stage: str, **columns) -> bool:
@@ -294,11 +313,44 @@ def question_stage(*, question_id: int, stage: stages.AnswerStage, retry: bool =
     sends; None when there is none (answered, failed, put back for a retry,
     or not this stage's turn: a redelivered message finds nothing to claim).
     """
-    question = _claim(question_id, waiting_stage=stage, stage=stage)
+    handed = _answer_stage(question_id, stage, retry=retry)
+    return stages.next_stage(handed.run) if handed is not None else None
+
+
+def question_stages_run(
+    *, question_id: int, waiting: str, runs_here: Callable[[str], bool] = jobs.runs_here
+) -> str | None:
+    """Run the stage a queued question waits for ("" for retrieval), then each following stage whose
+    task ``runs_here`` (this worker consumes its queue), in this process.
+
+    Each stage claims the question and hands the run on through its row as when
+    its task is sent, so a worker killed inside or between stages leaves the
+    question queued or under an expiring lease for the reaper, as before. Only
+    the message is saved: the next stage starts at once from what is in hand.
+    Returns the stage left for another worker, whose task the caller sends; None
+    when there is none (answered, failed, put back for a retry, or not this
+    delivery's turn).
+    """
+    in_hand = _retrieve(question_id, retry=True) if waiting == "" else _answer_stage(question_id, waiting)
+    while in_hand is not None:
+        following = stages.next_stage(in_hand.run)
+        if following is None or not runs_here(STAGE_TASKS[following]):
+            return following
+        logs.bind(stage=following)
+        logger.info("question %s: %s runs next in this worker process", question_id, following)
+        in_hand = _answer_stage(question_id, following, in_hand=in_hand)
+    return None
+
+
+def _answer_stage(
+    question_id: int, stage: stages.AnswerStage, *, retry: bool = True, in_hand: InHand | None = None
+) -> InHand | None:
+    """Claim and run one answering stage; what the next stage needs, or None when none follows here."""
+    question = _claim(question_id, waiting_stage=stage, stage=stage, with_trace=in_hand is None)
     if question is None:
         return None
     with jobs.heartbeat(Question, question.pk, question.lease_owner):
-        return _stage_claimed(question, stage, retry=retry)
+        return _stage_claimed(question, stage, retry=retry, in_hand=in_hand)
 
 
 def question_answer_stages(*, question_id: int, retry: bool = True) -> Answer | None:
@@ -336,14 +388,19 @@ def _handed_over(question: Question, stage: str) -> PipelineRun | None:
     return run
 
 
-def _stage_claimed(question: Question, stage: stages.AnswerStage, *, retry: bool) -> str | None:
-    run = _handed_over(question, stage)
+def _stage_claimed(
+    question: Question, stage: stages.AnswerStage, *, retry: bool, in_hand: InHand | None = None
+) -> InHand | None:
+    run = _handed_over(question, stage) if in_hand is None else in_hand.run
     if run is None:
         return None
     try:
-        # The version retrieval ranked; documents deleted or replaced since drop out of it.
-        pipeline = _pipeline(question, version=question.corpus_version)
-        ranked = runner.ranking_from_run(run, pipeline.index)
+        if in_hand is None:
+            # The version retrieval ranked; documents deleted or replaced since drop out of it.
+            pipeline = _pipeline(question, version=question.corpus_version)
+            ranked = runner.ranking_from_run(run, pipeline.index)
+        else:
+            pipeline, ranked = in_hand.pipeline, in_hand.ranked
         run = stages.run_stage(stage, pipeline, run, ranked, worker=_worker(question))
     except (clients.ConfigurationError, runner.PipelineError) as exc:
         _fail(question, run.failed(stage, str(exc)))
@@ -361,7 +418,7 @@ def _stage_claimed(question: Question, stage: stages.AnswerStage, *, retry: bool
     if not _hand_on(question, run, following):
         logger.warning("question %s: %s lost its lease; its result is dropped", question.pk, stage)
         return None
-    return following
+    return InHand(pipeline, run, tuple(ranked))
 
 
 def answer_queued_now(question_id: int, *, history: Sequence[tuple[str, str]] | None = None):
@@ -370,12 +427,12 @@ def answer_queued_now(question_id: int, *, history: Sequence[tuple[str, str]] | 
     # In process, a transient failure is not put back in the queue: the caller is waiting.
     retrieved = _retrieve(question_id, retry=False, history=history)
     if retrieved is not None:
-        pipeline, run, ranked = retrieved
-        claimed = _claim(question_id, waiting_stage="generation", stage="generation")
+        run = retrieved.run
+        claimed = _claim(question_id, waiting_stage="generation", stage="generation", with_trace=False)
         if claimed is not None:
             with jobs.heartbeat(Question, claimed.pk, claimed.lease_owner):
                 # All three answering stages under the one claim: no hand-over in between.
-                _, run = _generate(claimed, pipeline, run, ranked, retry=False)
+                _, run = _generate(claimed, retrieved.pipeline, run, retrieved.ranked, retry=False)
     return run
 
 
