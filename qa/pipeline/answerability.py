@@ -27,7 +27,13 @@ from typing import Literal
 import numpy as np
 
 from qa.pipeline.protocols import LLM
-from qa.pipeline.questions import QuestionAnalysis, analyse_question, slot_states_amount, states_answer_type
+from qa.pipeline.questions import (
+    QuestionAnalysis,
+    analyse_question,
+    names_too_little,
+    slot_states_amount,
+    states_answer_type,
+)
 from qa.pipeline.text import content_words, quantity_slots
 from qa.pipeline.types import ScoredPassage, SourceSentence
 
@@ -263,8 +269,9 @@ class SignalAnswerability:
 
     The rules need no learning: a question that asks for an amount no
     retrieved sentence states ("what was the population of Dominica in 2020")
-    is not answerable whatever the cosines say, and a question with at most
-    one focus word is too vague to search for.
+    is not answerable whatever the cosines say, and a question that names
+    nothing to search for (no focus word, or one the best passages lack) is
+    underspecified.
     """
 
     def __init__(self, model: LogisticModel | None = None, *, threshold: float | None = None) -> None:
@@ -273,7 +280,7 @@ class SignalAnswerability:
 
     def judge(self, question: str, ranked: Sequence[ScoredPassage]) -> AnswerabilityVerdict:
         analysis = analyse_question(question)
-        if analysis.vague:
+        if names_too_little(question, ranked):
             return AnswerabilityVerdict(
                 UNDERSPECIFIED, 0.0, "the question names too little to look for", "signals"
             )

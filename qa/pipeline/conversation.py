@@ -32,6 +32,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from qa.pipeline.entities import part_of_speech_tagger
 from qa.pipeline.protocols import LLM
 from qa.pipeline.text import META_WORDS, STOPWORDS, content_words, stem, words
 
@@ -201,6 +202,8 @@ def _references(question: str) -> list[tuple[int, int, str, str]]:
     demonstrative/definite phrases ("this library" -> noun "library")."""
     found = []
     tokens = list(re.finditer(r"[A-Za-z][A-Za-z'\u2019-]*", question))
+    tagger = part_of_speech_tagger()
+    tags = dict(tagger(question)) if tagger is not None else None
     for i, match in enumerate(tokens):
         lower = match.group().lower()
         following = tokens[i + 1].group() if i + 1 < len(tokens) else ""
@@ -217,7 +220,7 @@ def _references(question: str) -> list[tuple[int, int, str, str]]:
                 noun_tokens.append(nxt)
             if lower == "the" and noun_tokens and noun_tokens[0].group()[0].isupper():
                 continue  # "the Bronx", "the Fair grounds": a name, not a reference back
-            noun_tokens = _noun_phrase(noun_tokens)
+            noun_tokens = _noun_phrase(noun_tokens, tags)
             # "this County": one capitalised word after a demonstrative is a noun, not a name.
             single = (
                 len(noun_tokens) == 1 and lower in _DEMONSTRATIVES and not noun_tokens[0].group().isupper()
@@ -257,12 +260,19 @@ _VERBS = frozenset(
 
 
 _NOT_NOUN_ENDINGS = ("ly", "ed", "en", "wn", "ing", "ous", "ful", "ive", "able", "ible", "est")
+_NOUN_TAGS = frozenset({"NN", "NNS", "NNP", "NNPS"})
+# Words that may stand inside a noun phrase before its noun ("the closest office", "the 4-H barn").
+_MODIFIER_TAGS = frozenset({"JJ", "JJR", "JJS", "VBN", "CD", "HYPH"})
 
 
-def _noun_phrase(tokens: list) -> list:
+def _noun_phrase(tokens: list, tags: dict[int, str] | None = None) -> list:
     """The noun phrase after "this"/"the": capitalised modifiers and up to two lower-case words
-    ("this California county", "the police department"), stopping before a word that looks like
-    a verb or adjective ("this song famous"): a guess without a tagger."""
+    ("this California county", "the police department"). With part-of-speech ``tags`` (offset ->
+    tag) it ends at its last noun ("the newspaper publish ..." is about a newspaper), and is empty
+    when a name follows in apposition ("those abbreviations bps and VIX" names what it means);
+    without them, a guess by word endings."""
+    if tags:
+        return _tagged_noun_phrase(tokens, tags)
     phrase = []
     for token in tokens:
         word = token.group().lower()
@@ -273,6 +283,23 @@ def _noun_phrase(tokens: list) -> list:
         if len(lower_words) == 1:
             break
     while phrase and phrase[-1].group().lower() in _VERBS:
+        phrase.pop()
+    return phrase
+
+
+def _tagged_noun_phrase(tokens: list, tags: dict[int, str]) -> list:
+    phrase: list = []
+    for token in tokens:
+        tag = tags.get(token.start(), "")
+        lower_words = [t for t in phrase if not t.group()[0].isupper()]
+        if tag not in _NOUN_TAGS and tag not in _MODIFIER_TAGS:
+            break
+        if lower_words and tag in ("NNP", "NNPS"):
+            return []  # a name in apposition: the phrase says what it means
+        phrase.append(token)
+        if len(lower_words) == 1:
+            break
+    while phrase and tags.get(phrase[-1].start(), "") not in _NOUN_TAGS:
         phrase.pop()
     return phrase
 

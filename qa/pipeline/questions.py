@@ -10,6 +10,7 @@ years but no population figure, so they do not answer it.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -25,6 +26,7 @@ from qa.pipeline.text import (
     stem,
     words,
 )
+from qa.pipeline.types import ScoredPassage
 
 AnswerType = Literal["number", "date", "person", "place", "other"]
 
@@ -230,3 +232,27 @@ _COUNT_WORDS = frozenset(
     for w in """one two three four five six seven eight nine ten eleven twelve twenty thirty forty fifty
     hundred hundreds thousand thousands million millions billion billions dozen dozens""".split()
 )
+
+
+# Words a one-word turn says about the conversation rather than about a subject to search for.
+_NOT_A_SUBJECT = frozenset(
+    stem(w)
+    for w in """tell more example examples interesting interested thanks thank okay great cool wow sure
+    yes yeah really explain elaborate detail details else info information help mean""".split()
+)
+
+
+def names_too_little(question: str, ranked: Sequence[ScoredPassage], *, top: int = 3) -> bool:
+    """Whether a turn gives nothing to search for ("tell me more", "what about it?",
+    "Interesting."). A turn of one subject word the best passages contain ("Photosynthesis?",
+    "What is SSML?") asks about that subject, and is answered, not asked back."""
+    focus = analyse_question(question).focus
+    if len(focus) > 1:
+        return False
+    subject = focus - _NOT_A_SUBJECT
+    if not subject:
+        return True
+    found = set()
+    for hit in ranked[:top]:
+        found |= {stem(w) for w in words(hit.passage.text + " " + hit.passage.document_title)}
+    return not subject <= found

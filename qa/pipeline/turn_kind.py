@@ -30,7 +30,7 @@ from typing import Literal
 
 from qa.pipeline.answerability import LogisticModel
 from qa.pipeline.conversation import Rewrite, rewrite
-from qa.pipeline.questions import analyse_question
+from qa.pipeline.questions import analyse_question, names_too_little
 from qa.pipeline.text import stem, words
 from qa.pipeline.types import ScoredPassage
 
@@ -87,7 +87,7 @@ def turn_signals(
         reference_options=min(options, 4) / 4,
         definite_unnamed=float(bool(turn.definite)),
         pronoun=float(bool(_PRONOUN.search(question))),
-        vague=float(analysis.vague),
+        vague=float(names_too_little(turn.question, head)),
         competing_titles=_competing_titles(head),
         covered_titles=_covered_titles(analysis.focus, head),
         earlier_turns=min(turn.earlier_turns, 8) / 8,
@@ -126,12 +126,42 @@ def named_of_kind(noun: str, ranked: Sequence[ScoredPassage], *, exclude: str) -
     wanted = stem(noun.lower())
     counts: dict[str, int] = {}
     for hit in ranked:
-        for match in _NAME_RUN.finditer(hit.passage.text + "\n" + hit.passage.document_title):
-            name = _SENTENCE_END.split(" ".join(match.group().split()))[0].strip(" .")
-            stems = {stem(w) for w in words(name)}
-            if wanted in stems and len(stems) > 1 and name.lower() not in exclude.lower():
-                counts[name] = counts.get(name, 0) + 1
+        for line in _name_sources(hit):
+            for match in _NAME_RUN.finditer(line):
+                name = _SENTENCE_END.split(" ".join(match.group().split()))[0].strip(" .")
+                # "The Auburn Police Department" opening a sentence is the same choice as
+                # "Auburn Police Department" (the question puts "the" back).
+                name = _ARTICLE.sub("", name)
+                stems = {stem(w) for w in words(name)}
+                if (
+                    wanted in stems
+                    and len(stems) > 1
+                    and not _GLUED.search(name)
+                    and name.lower() not in exclude.lower()
+                ):
+                    counts[name] = counts.get(name, 0) + 1
     return tuple(sorted(counts, key=lambda n: -counts[n])[:4])
+
+
+# Menu items run together when a page is flattened ("HomeDepartmentsSolid Waste"): a word whose
+# capital follows three lower-case letters is a seam, not a name ("McDonald" has one).
+_GLUED = re.compile(r"[a-z]{3}[A-Z]")
+_ARTICLE = re.compile(r"^(?:The|A|An)\s+(?=\S)")
+_PROSE_WORD = re.compile(r"(?<![\w'])[a-z][a-z']{2,}\b")
+
+
+def _name_sources(hit: ScoredPassage) -> list[str]:
+    """Where a passage names things: its lines that read as prose (a full stop at the end, or two
+    lower-case words of three letters or more) and its title's parts ("Salary And Benefits | VA
+    Birmingham Health Care"). Web pages open with navigation ("Skip to Main Content", "Contact
+    Us", "Services"): lines of capitalised words only, which would otherwise be offered as things
+    the asker might mean."""
+    prose = [
+        line
+        for line in hit.passage.text.splitlines()
+        if len(_PROSE_WORD.findall(line)) >= 2 or line.rstrip().endswith((".", "!", "?"))
+    ]
+    return prose + re.split(r"\s+[|:\u2013-]\s+|\|", hit.passage.document_title)
 
 
 # --- the learned decision -------------------------------------------------------------------

@@ -23,10 +23,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from qa.pipeline.conversation import Rewrite, rewrite
-from qa.pipeline.questions import analyse_question
 from qa.pipeline.text import META_WORDS, STOPWORDS, content_words, stem, words
 from qa.pipeline.trust import trust_models
-from qa.pipeline.turn_kind import named_of_kind
+from qa.pipeline.turn_kind import named_of_kind, names_too_little
 from qa.pipeline.types import REFUSAL_TEXT, UNSUPPORTED, Answer, AnswerSentence, ScoredPassage
 
 # Focus words that are the question's own framing, never something a source must state.
@@ -92,7 +91,7 @@ def clarification(
         if len(options) >= min_options:
             text = f"Which {noun} do you mean? The documents mention {_listed(options)}."
             return Clarification(text, about, options)
-    if analyse_question(turn.question).vague:
+    if names_too_little(turn.question, ranked):
         return Clarification(
             "Could you say more about what you would like to know? "
             "The question names too little to search for.",

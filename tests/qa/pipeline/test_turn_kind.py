@@ -149,4 +149,4 @@ def test_the_names_offered_stay_within_one_line_and_one_sentence():
         title="Police",
     )
     names = named_of_kind("department", [ScoredPassage(passage, 1.0)], exclude="Which department?")
-    assert set(names) == {"San Bruno Police Department", "Police Department", "The Auburn Police Department"}
+    assert set(names) == {"San Bruno Police Department", "Police Department", "Auburn Police Department"}

@@ -1,0 +1,90 @@
+"""What a clarifying question says, and when a short turn is answered instead (no LLM)."""
+
+from __future__ import annotations
+
+import pytest
+
+from qa.pipeline import conversation
+from qa.pipeline.embedding import HashingEmbedder
+from qa.pipeline.factory import ModelClients, build_pipeline
+from qa.pipeline.memory_index import InMemoryCorpusIndex
+from qa.pipeline.presets import get_preset
+from qa.pipeline.runner import answer_question
+from qa.pipeline.turns import clarification
+from tests.qa.pipeline.answering_fakes import make_passage, ranked
+from tests.qa.pipeline.test_run import document
+
+DEPARTMENTS = ranked(
+    make_passage(
+        "auburn/police",
+        [
+            "Skip to Main Content\nServices\nPolice Department Home\nContact Us\n"
+            "HomeDepartmentsPolice Department\n",
+            "The Auburn Police Department publishes a crime report every year.",
+        ],
+        title="Annual report | Auburn Police Department",
+    ),
+    make_passage(
+        "sanbruno/fire",
+        ["The San Bruno Fire Department publishes its inspection schedule online."],
+        title="Inspections",
+    ),
+)
+
+
+def test_a_reference_followed_by_a_verb_asks_about_the_noun_not_the_verb():
+    # Seen on MTRAG-UN: "Which publish do you mean?" for "this department publish ...".
+    question = "When did this department publish its annual report?"
+    turn = conversation.rewrite(question, [("Where can I pay a parking ticket?", "Online.")])
+    assert turn.unresolved == ("this department",)
+    asked = clarification(question, turn, DEPARTMENTS)
+    assert asked is not None and asked.question.startswith("Which department do you mean?")
+    assert "Auburn Police Department" in asked.question and "San Bruno Fire Department" in asked.question
+
+
+def test_menu_and_navigation_lines_are_never_offered_as_choices():
+    question = "When did this department publish its annual report?"
+    asked = clarification(question, conversation.rewrite(question, ()), DEPARTMENTS)
+    assert asked is not None
+    assert asked.options and set(asked.options) <= {"Auburn Police Department", "San Bruno Fire Department"}
+    for menu in ("Skip", "Home", "Contact", "Services"):
+        assert menu not in asked.question
+
+
+def test_a_phrase_that_names_what_it_means_is_not_asked_back():
+    # "those abbreviations bps and VIX" says which abbreviations: nothing to ask.
+    turn = conversation.rewrite("What are those abbreviations bps and VIX?", [("Bond ETFs vs bonds", "...")])
+    assert turn.unresolved == () and turn.definite == ()
+
+
+PLANTS = [
+    document(
+        "biology/photosynthesis",
+        "Photosynthesis",
+        [
+            "Photosynthesis is the process by which plants turn light, water and carbon dioxide into sugar.",
+            "Photosynthesis releases oxygen as a by-product.",
+        ],
+    ),
+    document("biology/respiration", "Respiration", ["Cellular respiration releases energy from sugar."]),
+]
+
+
+@pytest.fixture(scope="module")
+def plants():
+    index = InMemoryCorpusIndex(PLANTS, HashingEmbedder(), chunk_size=2, chunk_overlap=0)
+    return build_pipeline(
+        get_preset("default"), index=index, clients=ModelClients(embedder=HashingEmbedder())
+    )
+
+
+def test_a_one_word_question_about_a_subject_the_documents_cover_is_answered(plants):
+    run = answer_question("Photosynthesis?", pipeline=plants)
+    assert run.answer.kind != "underspecified"
+    assert "Could you say more" not in run.answer.text
+    assert {c.document_id for c in run.answer.cited_sentences} == {"biology/photosynthesis"}
+
+
+def test_a_turn_that_names_nothing_to_search_for_is_still_asked_back(plants):
+    run = answer_question("Tell me more", pipeline=plants)
+    assert run.answer.kind == "underspecified" and run.answer.text.startswith("Could you say more")
