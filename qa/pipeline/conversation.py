@@ -237,13 +237,17 @@ def _references(question: str) -> list[tuple[int, int, str, str]]:
             noun = following.lower()
             if noun not in STOPWORDS and noun not in _NOT_REFERENT:
                 found.append((match.start(), tokens[i + 1].end(), f"this {noun}", noun))
-        elif lower in _PRONOUNS and not (
-            lower == "there"
-            and i + 1 < len(tokens)
-            and following.lower() in {"is", "are", "was", "were", "be", "any", "anything", "a", "an"}
-        ):
+        elif lower in _PRONOUNS and not (lower == "there" and _existential(previous, following)):
             found.append((match.start(), match.end(), match.group(), ""))
     return found
+
+
+_BE = frozenset("is are was were be isn't aren't wasn't weren't will".split())
+
+
+def _existential(previous: str, following: str) -> bool:
+    """Whether "there" only says something exists ("is there any ...", "are there other ...")."""
+    return previous in _BE or following.lower() in (_BE | {"any", "anything", "a", "an"})
 
 
 _PREPOSITIONS = frozenset("of about in on for from with at to by into".split())
@@ -255,7 +259,9 @@ _VERBS = frozenset(
     use uses give gives take takes get gets need needs cost costs affect affects happen happens support
     supports require requires include includes apply applies charge charges allow allows accept accepts
     compare compares differ differs help helps cover covers stand stands come comes go goes run runs
-    play plays start started open opens close closes serve serves issue issues""".split()
+    play plays start started open opens close closes serve serves issue issues
+    came become became went made said took gave got found began knew thought told wrote saw brought
+    held kept left led won grew""".split()
 )
 
 

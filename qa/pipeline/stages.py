@@ -218,6 +218,9 @@ def _start_answering(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[Scor
             (len(lacking) >= kinds.refuse_missing and verdict.probability < kinds.refuse_missing_below)
             or turns.names_missing(run.question, lacking)
         ):
+            doubted = turns.doubted_reference(run.conversation, lacking) if kinds.clarify else None
+            if doubted is not None:
+                return _clarified(run, doubted, documents)
             answer = turns.refusal_for_missing(verdict, lacking, documents)
             return replace(run, answering=AnsweringStep(outcome="refused", note=answer.note), answer=answer)
     confidence = retrieval_confidence(ranked)

@@ -126,6 +126,24 @@ def clarifying_question(
     )
 
 
+def doubted_reference(conversation: Rewrite | None, missing: Sequence[str]) -> Clarification | None:
+    """A question back about how the rewrite read the turn, when what the passages lack is what
+    it put in ("its" read as "Star-Spangled Banner", and no passage names it): the reading is in
+    doubt, not the corpus, so refusing would blame the documents for a guess (heuristic)."""
+    if conversation is None or not missing:
+        return None
+    lacking = {stem(w.lower()) for w in missing}
+    for said, meant in conversation.resolved:
+        if {stem(w) for w in words(meant)} & lacking:
+            return Clarification(f"By '{said}', do you mean {meant}, or something else?", said, (meant,))
+    for subject in conversation.carried:
+        if {stem(w) for w in words(subject)} & lacking:
+            return Clarification(
+                f"Is this about {subject}, or something else? Please say what you are asking about.", subject
+            )
+    return None
+
+
 def _choices(about: str, ranked: Sequence[ScoredPassage], question: str) -> tuple[str, tuple[str, ...]]:
     """(noun, names of that kind in the passages): the noun is the phrase's last word."""
     noun = words(about)[-1]

@@ -133,3 +133,22 @@ def test_a_people_named_after_a_place_the_passages_name_is_not_missing():
     over_japan = [ScoredPassage(make_passage("d2", ["Japan is an island country in East Asia."]), 1.0)]
     assert "japanese" not in missing_parts("Why are the Japanese called Nippon?", over_japan)
     assert "spanish" in missing_parts("Is it available in Spanish?", over_japan)
+
+
+def test_a_pronoun_read_as_something_no_passage_names_is_asked_about_not_refused(pipeline):
+    # MTRAG-UN train: "Did its original composition win any awards?", "its" read as a song no
+    # passage names, was refused; the reading is in doubt, not the corpus.
+    question = "Which study rooms does it offer?"
+    history = [("Tell me about the Klingon Opera House.", "It opened on Qo'noS.")]
+    turn = conversation.rewrite(question, history)
+    assert turn.resolved == (("it", "Klingon Opera House"),)
+    run = answer_question(question, pipeline=pipeline, rewrite=turn)
+    assert run.answer.kind == "underspecified" and not run.answer.refused
+    assert run.answer.text == "By 'it', do you mean Klingon Opera House, or something else?"
+
+
+def test_is_there_asks_whether_something_exists_and_points_nowhere():
+    history = [("How many people live in Detroit?", "Detroit has about 630,000 people.")]
+    turn = conversation.rewrite("Is there other municipalities on the verge of collapse?", history)
+    assert turn.resolved == ()
+    assert "there other municipalities" in turn.question
