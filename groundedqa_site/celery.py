@@ -21,6 +21,17 @@ def start_embedded_database(**kwargs):
 
 
 @signals.task_prerun.connect
+@signals.task_postrun.connect
+def drop_broken_or_old_connections(**_):
+    """What Django does around each request, around each task: close the connection if it broke
+    (a restarted database) or is older than CONN_MAX_AGE; otherwise the task reuses it (settings,
+    CELERY_DB_REUSE_MAX). The first query after this checks the connection (CONN_HEALTH_CHECKS)."""
+    from django.db import close_old_connections
+
+    close_old_connections()
+
+
+@signals.task_prerun.connect
 def bind_task_to_logs(task_id=None, task=None, args=(), kwargs=None, **_):
     """Every log line of a task names its task id, stage and the ids its message carries."""
     from groundedqa_site import logs
