@@ -31,7 +31,7 @@ from typing import Literal
 from qa.pipeline.answerability import LogisticModel
 from qa.pipeline.conversation import Rewrite, rewrite
 from qa.pipeline.questions import analyse_question, names_too_little
-from qa.pipeline.text import stem, words
+from qa.pipeline.text import STOPWORDS, stem, words
 from qa.pipeline.types import ScoredPassage
 
 TurnKind = Literal["answer", "clarify"]
@@ -121,26 +121,40 @@ def _covered_titles(focus: frozenset[str], head: Sequence[ScoredPassage]) -> flo
 
 
 def named_of_kind(noun: str, ranked: Sequence[ScoredPassage], *, exclude: str) -> tuple[str, ...]:
-    """Capitalised names in the passages that contain ``noun`` ("Auburn Police Department" for
-    "department"), most frequent first, at most four: the choices a clarifying question offers."""
+    """Capitalised names in the passages whose last word is ``noun`` ("Auburn Police Department"
+    for "department"), most frequent first, at most four: the choices a clarifying question offers.
+    A name ends in the kind of thing it names; a run where the noun sits elsewhere is a heading or a
+    menu ("Nutrition Services CalFresh Program", "About NASA's Mission Join Us")."""
     wanted = stem(noun.lower())
     counts: dict[str, int] = {}
     for hit in ranked:
         for line in _name_sources(hit):
             for match in _NAME_RUN.finditer(line):
-                name = _SENTENCE_END.split(" ".join(match.group().split()))[0].strip(" .")
-                # "The Auburn Police Department" opening a sentence is the same choice as
-                # "Auburn Police Department" (the question puts "the" back).
-                name = _ARTICLE.sub("", name)
-                stems = {stem(w) for w in words(name)}
+                name = _clean_name(match.group())
+                tokens = words(name)
                 if (
-                    wanted in stems
-                    and len(stems) > 1
+                    len(tokens) > 1
+                    and stem(tokens[-1]) == wanted
                     and not _GLUED.search(name)
                     and name.lower() not in exclude.lower()
                 ):
                     counts[name] = counts.get(name, 0) + 1
     return tuple(sorted(counts, key=lambda n: -counts[n])[:4])
+
+
+def _clean_name(run: str) -> str:
+    """A run of capitalised words as a name: one sentence of it, without a leading article ("The
+    Auburn Police Department" is the same choice as "Auburn Police Department"; the question puts
+    "the" back), cut before a capitalised function word (a heading's "California State Library The
+    State", "Humans In Space") and without a possessive's "'s"."""
+    name = _SENTENCE_END.split(" ".join(run.split()))[0].strip(" .")
+    name = _ARTICLE.sub("", name)
+    kept = []
+    for position, word in enumerate(name.split()):
+        if position and word.lower() in STOPWORDS:
+            break
+        kept.append(word)
+    return re.sub(r"['\u2019]s$", "", " ".join(kept))
 
 
 # Menu items run together when a page is flattened ("HomeDepartmentsSolid Waste"): a word whose

@@ -70,7 +70,7 @@ def clarification(
     ranked: Sequence[ScoredPassage],
     *,
     top: int = 8,
-    min_options: int = 3,
+    min_options: int = 2,
 ) -> Clarification | None:
     """A clarifying question when the turn cannot be searched as asked, else None."""
     turn = conversation if conversation is not None else rewrite(question, ())
@@ -82,7 +82,7 @@ def clarification(
         if len(options) >= 2:
             text += " The documents mention " + _listed(options) + "."
         else:
-            text += f" Please name the {kind}, so the search can find it."
+            text += f" Please name the {kind}, so the search can find {_it(kind)}."
         return Clarification(text, about, options)
     for about in turn.definite:
         # "the animal", "the police department": a clarifying question only when the documents
@@ -115,7 +115,9 @@ def clarifying_question(
         return Clarification(f"By '{said}', do you mean {meant}, or something else?", said, (meant,))
     for about in turn.definite:
         noun = words(about)[-1]
-        return Clarification(f"Which {noun} do you mean? Please name it, so the search can find it.", about)
+        it = _it(noun)
+        text = f"Which {noun} do you mean? Please name {it}, so the search can find {it}."
+        return Clarification(text, about)
     if turn.subject:
         return Clarification(
             f"Is this about {turn.subject}, or something else? Please say what you are asking about.", ""
@@ -148,6 +150,11 @@ def _choices(about: str, ranked: Sequence[ScoredPassage], question: str) -> tupl
     """(noun, names of that kind in the passages): the noun is the phrase's last word."""
     noun = words(about)[-1]
     return noun, named_of_kind(noun, ranked, exclude=question)
+
+
+def _it(noun: str) -> str:
+    """How to refer back to the noun: "Which guidelines do you mean? Please name them"."""
+    return "them" if noun.endswith("s") and not noun.endswith(("ss", "us", "is")) else "it"
 
 
 def _listed(options: Sequence[str]) -> str:

@@ -88,3 +88,48 @@ def test_a_one_word_question_about_a_subject_the_documents_cover_is_answered(pla
 def test_a_turn_that_names_nothing_to_search_for_is_still_asked_back(plants):
     run = answer_question("Tell me more", pipeline=plants)
     assert run.answer.kind == "underspecified" and run.answer.text.startswith("Could you say more")
+
+
+def test_choices_are_names_that_end_in_the_kind_asked_about():
+    # Seen on MTRAG-UN train: "The documents mention the California State Library The State, ...",
+    # "the Morgan Hill Police Department's", "the About NASA's Mission Join Us".
+    passages = ranked(
+        make_passage(
+            "libraries/1",
+            [
+                "Visit the California State Library The State archives hold old maps.",
+                "About NASA's Mission Join Us for a tour of the Monterey Park Bruggemeyer Library today.",
+                "The Monterey Park Bruggemeyer Library's hours are posted online.",
+            ],
+        )
+    )
+    question = "What does this library offer?"
+    asked = clarification(question, conversation.rewrite(question, ()), passages)
+    assert asked is not None
+    assert set(asked.options) == {"California State Library", "Monterey Park Bruggemeyer Library"}
+    assert asked.question == (
+        "Which library do you mean? The documents mention the Monterey Park Bruggemeyer Library "
+        "and the California State Library."
+    )
+
+
+def test_two_things_of_the_kind_the_passages_name_make_the_police_department_a_choice():
+    question = "What programs does the police department run for young people?"
+    passages = ranked(
+        make_passage("sb", ["The San Bruno Police Department runs a youth Explorer program."]),
+        make_passage("mh", ["The Morgan Hill Police Department runs summer camps for teens."]),
+    )
+    turn = conversation.rewrite(question, [("Where can I fish in Marin County?", "At Lagunitas Lake.")])
+    asked = clarification(question, turn, passages)
+    assert asked is not None and asked.question.startswith("Which department do you mean?")
+    assert set(asked.options) == {"San Bruno Police Department", "Morgan Hill Police Department"}
+
+
+def test_a_plural_thing_is_asked_for_as_them():
+    question = "Are there any specific guidelines for jurors?"
+    asked = clarification(question, conversation.rewrite(question, ()), ())
+    assert asked is not None
+    assert (
+        asked.question
+        == "Which guidelines do you mean? Please name the guidelines, so the search can find them."
+    )
