@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 
+from django.db import connection
 from django.db.models import Prefetch, Q, QuerySet
 from django.http import Http404
 
@@ -17,6 +18,8 @@ logger = logging.getLogger(__name__)
 # Which questions a list shows: the ones people asked (the default), the ones
 # evaluation runs asked, or both.
 ORIGINS = ("asked", "evaluation", "all")
+# A question in these states has not ended yet.
+PENDING = (Question.Status.QUEUED, Question.Status.RUNNING)
 
 
 def by_origin(qs: QuerySet, origin: str = "asked", *, prefix: str = "") -> QuerySet:
@@ -46,6 +49,30 @@ def question_get_for_user(user, pk) -> Question:
     if question is None:
         raise Http404("No such question.")
     return question
+
+
+def question_wait_finished(question: Question, *, seconds: float) -> None:
+    """Return once ``question`` is done or failed, or after ``seconds``, whichever comes first.
+
+    Woken by the database's announcement when the question ends (migration 0011's
+    trigger), not by polling: a waiting client sees its answer the moment it is
+    stored, and costs nothing while it waits. Listens before it looks, so an
+    answer stored in between is seen by the look rather than missed. Needs the
+    connection outside a transaction (a notification is delivered between
+    transactions), as it is in a request.
+    """
+    if seconds <= 0 or connection.in_atomic_block:
+        return
+    channel = f'"qa_question_{int(question.pk)}"'
+    with connection.cursor() as cursor:
+        cursor.execute(f"LISTEN {channel}")
+    try:
+        if Question.objects.filter(pk=question.pk, status__in=PENDING).exists():
+            for _ in connection.connection.notifies(timeout=seconds, stop_after=1):
+                pass
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute(f"UNLISTEN {channel}")
 
 
 def question_history(user, *, search: str = "", corpus=None, origin: str = "asked") -> QuerySet[Question]:

@@ -102,6 +102,22 @@ class HistoryQuery(serializers.Serializer):
     )
 
 
+# The longest a status request may wait for its question to end (each waiting request holds one of
+# the web server's threads).
+MAX_WAIT_SECONDS = 30
+
+
+class QuestionWaitQuery(serializers.Serializer):
+    wait = serializers.IntegerField(
+        min_value=0,
+        max_value=MAX_WAIT_SECONDS,
+        default=0,
+        help_text="Seconds to wait for a queued or running question to end before answering "
+        "(0: answer at once). The reply comes as soon as the answer is stored, so a client "
+        "need not poll.",
+    )
+
+
 class CitationSerializer(serializers.ModelSerializer):
     document = serializers.CharField(source="document_external_id")
     sentence = serializers.CharField(source="label")

@@ -15,6 +15,7 @@ from qa.api.serializers import (
     AskSerializer,
     HistoryQuery,
     QuestionSerializer,
+    QuestionWaitQuery,
     TeamPresetInput,
     TeamPresetSerializer,
 )
@@ -87,7 +88,18 @@ class QuestionListCreate(generics.ListAPIView):
 
 
 class QuestionDetail(generics.RetrieveAPIView):
+    """One of your questions: its status, and its answer and trace once done. With ``?wait=N`` a
+    question still queued or running is answered when it ends (or after N seconds, as it is then)."""
+
     serializer_class = QuestionSerializer
+
+    @extend_schema(parameters=[QuestionWaitQuery])
+    def get(self, request, *args, **kwargs):
+        query = QuestionWaitQuery(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        if query.validated_data["wait"]:
+            selectors.question_wait_finished(self.get_object(), seconds=query.validated_data["wait"])
+        return super().get(request, *args, **kwargs)
 
     def get_object(self):
         return selectors.question_get_for_user(self.request.user, self.kwargs["pk"])
