@@ -10,15 +10,17 @@ in this process (the same model class and batch size as the worker).
 Repetitions alternate baseline and end to end, so drift on a shared machine
 hits both; the ratio is taken per repetition and its median reported.
 
-Rows: sentences and chunks are written by binary COPY (documents/copy_rows.py);
-each repetition also runs end to end through a worker that writes them with
-``bulk_create``, as before, and the in-process breakdown alternates the two.
+Writes: a worker encodes the documents it claimed in waves of
+``INGEST_WAVE_SENTENCES`` and makes each wave live on its write-behind thread
+while the next one encodes (documents/services/write_behind.py); each
+repetition also runs end to end through a worker with the setting at 0 (encode
+the whole group, then make it live, as before), the two alternating.
 
 Where the time goes: the encoder called one document at a time, as
 ``document_embed`` did before it encoded queued documents together
 (``INGEST_ENCODE_SENTENCES``); the same documents through a worker whose embedder only looks
 vectors up (no encoding); idle time between tasks from the worker's log; and
-in-process ``document_embed`` with each service step timed. (A shorter broker
+in-process ``document_embed`` with each service step and each part of the swap-in timed. (A shorter broker
 polling interval was measured here and dropped: bench/README.md, "Measured and
 dropped".)
 """
@@ -29,7 +31,13 @@ from pathlib import Path
 
 from bench.common import Stopwatch, log, median, print_table, ratio, setup_django, write_result
 from bench.corpus import analyst_bench_sample, load_documents
-from bench.ingestion_parts import STEPS, embed_in_process, encode_per_document, ingest_through_worker
+from bench.ingestion_parts import (
+    STEPS,
+    SWAP_IN_PARTS,
+    embed_in_process,
+    encode_per_document,
+    ingest_through_worker,
+)
 
 TARGET = 0.85
 
@@ -58,7 +66,7 @@ def run(args) -> dict:
     setup_django()
     from django.conf import settings
 
-    from bench.worker import load_lookup, private_broker, rows_by_bulk_create, save_vectors
+    from bench.worker import load_lookup, private_broker, save_vectors
     from qa.pipeline.embedding import SentenceTransformerEmbedder
 
     quick = args.quick
@@ -81,7 +89,7 @@ def run(args) -> dict:
     embedder.encode(texts[:64])  # first-call set-up is not throughput
 
     broker = private_broker()
-    runs = {"encoder": [], "encoder_per_document": [], "as_configured": [], "bulk_create": []}
+    runs = {"encoder": [], "encoder_per_document": [], "as_configured": [], "one_wave": []}
     for rep in range(repeats):
         with Stopwatch() as enc:
             vectors = embedder.encode(texts)
@@ -91,7 +99,7 @@ def run(args) -> dict:
         runs["encoder_per_document"].append({"seconds": per_document.seconds})
         log(f"rep {rep}: encoder {n / enc.seconds:.1f} sent/s")
         # Alternated within the repetition, so neither write path always runs later.
-        variants = [("as_configured", {}), ("bulk_create", {"bulk_create": True})]
+        variants = [("as_configured", {}), ("one_wave", {"environment": {"INGEST_WAVE_SENTENCES": "0"}})]
         for key, options in variants if rep % 2 == 0 else variants[::-1]:
             runs[key].append(through_worker(broker, root, n, f"{key}-{rep}", **options))
             log(f"rep {rep}: end to end, {key}: {runs[key][-1]['sentences_per_s']:.1f} sent/s")
@@ -99,18 +107,14 @@ def run(args) -> dict:
     lookup_file = save_vectors(broker / "vectors.npz", texts, vectors)
     no_encoder = through_worker(broker, root, n, "lookup", vectors=lookup_file)
     lookup = load_lookup(lookup_file)
-    in_process = {"copy": [], "bulk_create": []}
-    for _ in range(2):
-        in_process["copy"].append(embed_in_process(root, lookup, "inproc-copy"))
-        with rows_by_bulk_create():
-            in_process["bulk_create"].append(embed_in_process(root, lookup, "inproc-bulk"))
+    in_process = {"copy": [embed_in_process(root, lookup, f"inproc-{i}") for i in range(2)]}
 
     ratios = {
         key: [
             ratio(e["sentences_per_s"], b["sentences_per_s"])
             for e, b in zip(runs[key], runs["encoder"], strict=True)
         ]
-        for key in ("as_configured", "bulk_create")
+        for key in ("as_configured", "one_wave")
     }
     result = {
         "documents": len(documents),
@@ -166,10 +170,10 @@ def report(result: dict) -> None:
             idle("as_configured"),
         ),
         row(
-            "end to end, rows by bulk_create (before COPY)",
-            seconds(runs["bulk_create"]),
-            median(ratios["bulk_create"]),
-            idle("bulk_create"),
+            "end to end, INGEST_WAVE_SENTENCES=0 (before write-behind)",
+            seconds(runs["one_wave"]),
+            median(ratios["one_wave"]),
+            idle("one_wave"),
         ),
         (
             "  of which parse + stage (main process)",
@@ -183,17 +187,13 @@ def report(result: dict) -> None:
             no_encoder["seconds"],
             idle=no_encoder["idle_seconds"],
         ),
-        row("in process document_embed, looked-up vectors, COPY", seconds(in_process["copy"])),
-        row("in process document_embed, looked-up vectors, bulk_create", seconds(in_process["bulk_create"])),
-        *(
-            (
-                f"  of which _swap_in, {key}",
-                median([r["steps"]["_swap_in"] for r in in_process[key]]),
-                nan,
-                nan,
-                nan,
-            )
-            for key in ("copy", "bulk_create")
+        row("in process document_embed, looked-up vectors", seconds(in_process["copy"])),
+        (
+            "  of which _swap_in",
+            median([r["steps"]["_swap_in"] for r in in_process["copy"]]),
+            nan,
+            nan,
+            nan,
         ),
     ]
     print_table(
@@ -205,9 +205,16 @@ def report(result: dict) -> None:
     steps = in_process["copy"][-1]["steps"]
     print_table(
         "Where document_embed spends its time besides encoding, in process with looked-up vectors "
-        "(seconds; share = seconds / baseline encode seconds)",
+        "(seconds; share = seconds / baseline encode seconds; indented: parts of the swap-in)",
         ["step", "seconds", "share"],
-        [(name.strip("_"), steps.get(name, 0.0), ratio(steps.get(name, 0.0), base_s)) for name in STEPS],
+        [
+            (
+                f"  {SWAP_IN_PARTS[name]}" if name in SWAP_IN_PARTS else name.strip("_"),
+                steps.get(name, 0.0),
+                ratio(steps.get(name, 0.0), base_s),
+            )
+            for _, name in STEPS
+        ],
     )
     verdicts(result)
 

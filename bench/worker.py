@@ -48,7 +48,8 @@ class Worker:
     """``with Worker(broker, queues="ingestion") as worker:`` runs `celery worker` until the block ends.
 
     Started the way ``make run`` starts the ingestion worker (prefork, ``-c 1``)
-    unless told otherwise. ``vectors`` swaps in the look-up embedder. ``broker_url``
+    unless told otherwise. ``vectors`` swaps in the look-up embedder; ``environment`` adds
+    settings (``INGEST_WAVE_SENTENCES=0``). ``broker_url``
     (``redis://...``) replaces the file-system broker; ``broker`` then only holds the log.
     """
 
@@ -63,10 +64,12 @@ class Worker:
         name: str = "bench",
         database: str | None = None,
         broker_url: str | None = None,
+        environment: dict[str, str] | None = None,
     ) -> None:
         self.broker, self.queues, self.concurrency, self.name = broker, queues, concurrency, name
         self.vectors, self.database, self.broker_url = vectors, database, broker_url
         self.bulk_create = bulk_create
+        self.environment = environment or {}
         self.log_path = broker / f"{name}.log"
 
     def __enter__(self) -> Worker:
@@ -92,6 +95,7 @@ class Worker:
         env = bench_environment(**broker_environment(self.broker, self.broker_url))
         if self.database:
             env["GROUNDEDQA_DATABASE_NAME"] = self.database
+        env.update(self.environment)
         started = time.perf_counter()
         with open(self.log_path, "wb") as out:
             self.process = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT)

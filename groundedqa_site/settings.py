@@ -375,6 +375,9 @@ if BULK_WORKER_NICE > 19:
 # A worker embedding a document also claims queued documents of its corpus and lane, oldest
 # first, up to this many sentences in all, and encodes them together (0: one document at a time).
 INGEST_ENCODE_SENTENCES = env_int("INGEST_ENCODE_SENTENCES", 2000, minimum=0)
+# Those documents are encoded in waves of at least this many sentences, each wave made live on
+# a thread of its own while the next one encodes (0: encode them all, then make them live).
+INGEST_WAVE_SENTENCES = env_int("INGEST_WAVE_SENTENCES", 256, minimum=0)
 CHUNK_SENTENCES = env_int("CHUNK_SENTENCES", 8, minimum=1)
 CHUNK_OVERLAP = env_int("CHUNK_OVERLAP", 2, minimum=0)
 if CHUNK_OVERLAP >= CHUNK_SENTENCES:

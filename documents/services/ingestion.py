@@ -23,6 +23,7 @@ from documents import copy_rows, lexical, vectors
 from documents.embedding import model_named
 from documents.models import EMBEDDING_DIM, Chunk, Corpus, Document, EmbeddingSpace, Sentence, StoredVector
 from documents.parsing import sentence_windows
+from documents.services.write_behind import WriteBehind
 from documents.vectors import pool
 from groundedqa_site import jobs
 from qa.pipeline.protocols import Embedder
@@ -101,28 +102,10 @@ def document_embed(
             if not built:
                 break
             space = vectors.current_space(corpus_id)
-            try:
-                encoder = embedder if space is None else model_named(space.model).passage
-                dimension = EMBEDDING_DIM if space is None else space.dimension
-                texts = {pk: [s.text for s in sentences] for pk, (sentences, _) in built.items()}
-                encoded = _encode(texts, encoder, on_progress, dimension)
-            except Exception as exc:  # noqa: BLE001 - any failure is reported on the documents themselves
-                logger.exception("documents %s failed to embed", sorted(built))
-                outcomes.update(
-                    {pk: fail_version(pk, claimed[pk], _readable(exc), owner=owner) for pk in built}
-                )
-                built = {}
-                break
-            switched = {}
-            for pk, rows in encoded.items():
-                swapped = _swap_in(pk, claimed[pk], *built[pk], rows, owner=owner, space=space)
-                if swapped is MODEL_SWITCHED:
-                    switched[pk] = built[pk]
-                else:
-                    outcomes[pk] = swapped
-            if switched:
-                logger.info("documents %s: their corpus switched embedding models; again", sorted(switched))
-            built = switched
+            done, built = _embed_in_waves(built, claimed, embedder, space, owner, on_progress)
+            outcomes.update(done)
+            if built:
+                logger.info("documents %s: their corpus switched embedding models; again", sorted(built))
         reason = (
             "Its corpus kept switching embedding models while the document was embedded; upload it again."
         )
@@ -130,6 +113,90 @@ def document_embed(
     if len(claimed) > 1:
         logger.info("document %s embedded with %s other queued documents", document_id, len(claimed) - 1)
     return outcomes.get(document_id)
+
+
+Built = tuple[list[Sentence], list[tuple[int, int]]]
+
+
+def _embed_in_waves(
+    built: dict[int, Built],
+    claimed: dict[int, str],
+    embedder: Embedder,
+    space: EmbeddingSpace | None,
+    owner: str,
+    on_progress: Callable[[int, int], None] | None,
+) -> tuple[dict[int, Document | None], dict[int, Built]]:
+    """Encode the built documents wave by wave (``_waves``), each wave swapped in while the next
+    one encodes; (outcomes, the documents to encode again because their corpus switched models).
+
+    A failed encode fails the documents not yet handed to the writer; the waves
+    before it are live already.
+    """
+    outcomes: dict[int, Document | None] = {}
+    waves = _waves({pk: len(sentences) for pk, (sentences, _) in built.items()})
+    progress = _Progress(list(built), sum(len(sentences) for sentences, _ in built.values()), on_progress)
+    progress.encoded(0)
+    with WriteBehind() as writer:
+        for wave in waves:
+            try:
+                encoder = embedder if space is None else model_named(space.model).passage
+                dimension = EMBEDDING_DIM if space is None else space.dimension
+                texts = {pk: [s.text for s in built[pk][0]] for pk in wave}
+                encoded = _encode(texts, encoder, progress, dimension)
+            except Exception as exc:  # noqa: BLE001 - any failure is reported on the documents themselves
+                logger.exception("documents %s failed to embed", progress.waiting)
+                reason = _readable(exc)
+                outcomes.update(
+                    {pk: fail_version(pk, claimed[pk], reason, owner=owner) for pk in progress.waiting}
+                )
+                break
+            progress.handed_over(wave)
+            for pk in wave:
+                writer.submit(
+                    pk, _swap_in, pk, claimed[pk], *built[pk], encoded[pk], owner=owner, space=space
+                )
+    switched = {}
+    for pk, swapped in writer.results().items():
+        if swapped is MODEL_SWITCHED:
+            switched[pk] = built[pk]
+        else:
+            outcomes[pk] = swapped
+    return outcomes, switched
+
+
+def _waves(sizes: dict[int, int]) -> list[list[int]]:
+    """The documents cut into consecutive waves of at least ``INGEST_WAVE_SENTENCES`` sentences
+    (the last may hold fewer); one wave of all of them when the setting is 0."""
+    least = settings.INGEST_WAVE_SENTENCES
+    waves: list[list[int]] = [[]]
+    count = 0
+    for pk, size in sizes.items():
+        if least and count >= least:
+            waves.append([])
+            count = 0
+        waves[-1].append(pk)
+        count += size
+    return waves
+
+
+class _Progress:
+    """Progress of a group's encoding, shown on its documents still waiting for their swap-in.
+
+    A document handed to the writer is left alone from then on: its swap-in
+    makes it ready, and a later progress update must not turn it back.
+    """
+
+    def __init__(self, pks: list[int], total: int, on_progress) -> None:
+        self.waiting, self.total, self.done, self._on_progress = list(pks), total, 0, on_progress
+
+    def encoded(self, n: int) -> None:
+        self.done += n
+        _set_progress(self.waiting, Document.Status.EMBEDDING, int(100 * self.done / self.total))
+        if self._on_progress:
+            self._on_progress(self.done, self.total)
+
+    def handed_over(self, pks: list[int]) -> None:
+        self.waiting = [pk for pk in self.waiting if pk not in pks]
 
 
 def _claim_companions(document_id: int, owner: str) -> dict[int, str]:
@@ -194,16 +261,15 @@ def _build_rows(document: Document) -> tuple[list[Sentence], list[tuple[int, int
 
 
 def _encode(
-    texts: dict[int, list[str]], embedder, on_progress, dimension: int = EMBEDDING_DIM
+    texts: dict[int, list[str]], embedder, progress: _Progress, dimension: int = EMBEDDING_DIM
 ) -> dict[int, np.ndarray]:
     """Vectors of every document's sentences, {pk: (n, dim)}, encoded together.
 
     The sentences of all documents are sorted by length before they are cut into
     calls, so each call (and each batch the encoder makes of it) holds lines of
-    similar length; progress is reported on every document after each call.
+    similar length; progress is reported after each call.
     """
     pks = list(texts)
-    _set_progress(pks, Document.Status.EMBEDDING, 0)
     flat = [text for pk in pks for text in texts[pk]]
     order = sorted(range(len(flat)), key=lambda i: len(flat[i]), reverse=True)
     out = np.empty((len(flat), dimension), dtype=np.float32)
@@ -214,10 +280,7 @@ def _encode(
         if part.shape != (len(rows), dimension) or not np.isfinite(part).all():
             raise ValueError(f"the embedding model returned an unusable result of shape {part.shape}")
         out[rows] = part
-        done = begin + len(rows)
-        _set_progress(pks, Document.Status.EMBEDDING, int(100 * done / len(flat)))
-        if on_progress:
-            on_progress(done, len(flat))
+        progress.encoded(len(rows))
     bounds = np.cumsum([0] + [len(texts[pk]) for pk in pks])
     return {pk: out[bounds[i] : bounds[i + 1]] for i, pk in enumerate(pks)}
 
@@ -290,12 +353,15 @@ def _replace_rows(document, sentences, windows, encoded, *, space, version) -> N
         )
         for first, last in windows
     ]
-    lexical.unindex_document(corpus_id=corpus_id, document_id=document_id)
-    # Vectors of every space go with the rows they belong to; a re-embedding in progress
-    # finds the document without its vectors and embeds the new version.
-    StoredVector.objects.filter(document_id=document_id).delete()
-    Sentence.objects.filter(document_id=document_id).delete()
-    Chunk.objects.filter(document_id=document_id).delete()
+    if document.content_hash:
+        # Only a version once made live has rows (they are written nowhere else): a new
+        # document skips five statements that would find nothing.
+        lexical.unindex_document(corpus_id=corpus_id, document_id=document_id)
+        # Vectors of every space go with the rows they belong to; a re-embedding in progress
+        # finds the document without its vectors and embeds the new version.
+        StoredVector.objects.filter(document_id=document_id).delete()
+        Sentence.objects.filter(document_id=document_id).delete()
+        Chunk.objects.filter(document_id=document_id).delete()
     copy_rows.copy_sentences(sentences)
     copy_rows.copy_chunks(chunks)
     if not columns:
