@@ -77,7 +77,7 @@ def clarification(
     if turn.unresolved:
         about = turn.unresolved[0]
         noun, options = _choices(about, ranked[:top], question)
-        kind = noun if noun.endswith("s") else f"{noun}"
+        kind = _kind(about)
         text = f"Which {kind} do you mean?"
         if len(options) >= 2:
             text += " The documents mention " + _listed(options) + "."
@@ -89,7 +89,7 @@ def clarification(
         # name several, so there is a choice to make (heuristic).
         noun, options = _choices(about, ranked[:top], question)
         if len(options) >= min_options:
-            text = f"Which {noun} do you mean? The documents mention {_listed(options)}."
+            text = f"Which {_kind(about)} do you mean? The documents mention {_listed(options)}."
             return Clarification(text, about, options)
     if names_too_little(turn.question, ranked):
         return Clarification(
@@ -150,6 +150,14 @@ def _choices(about: str, ranked: Sequence[ScoredPassage], question: str) -> tupl
     """(noun, names of that kind in the passages): the noun is the phrase's last word."""
     noun = words(about)[-1]
     return noun, named_of_kind(noun, ranked, exclude=question)
+
+
+def _kind(about: str) -> str:
+    """What to ask "which ...?" about: the reference without its determiner and possessive
+    ("this outpatient clinic" -> "outpatient clinic", "the police department's" -> "police
+    department")."""
+    kept = about.split()[1:] or about.split()
+    return re.sub(r"['\u2019]s$", "", " ".join(kept))
 
 
 def _it(noun: str) -> str:

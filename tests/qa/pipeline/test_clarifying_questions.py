@@ -121,7 +121,7 @@ def test_two_things_of_the_kind_the_passages_name_make_the_police_department_a_c
     )
     turn = conversation.rewrite(question, [("Where can I fish in Marin County?", "At Lagunitas Lake.")])
     asked = clarification(question, turn, passages)
-    assert asked is not None and asked.question.startswith("Which department do you mean?")
+    assert asked is not None and asked.question.startswith("Which police department do you mean?")
     assert set(asked.options) == {"San Bruno Police Department", "Morgan Hill Police Department"}
 
 

@@ -58,7 +58,7 @@ def test_a_first_question_about_that_mission_is_asked_back_with_the_missions_the
     run = answer_question("What is the main purpose of that NASA mission?", pipeline=pipeline)
     answer = run.answer
     assert answer.kind == "underspecified" and not answer.refused and answer.cited_sentences == ()
-    assert answer.text.startswith("Which mission do you mean? The documents mention")
+    assert answer.text.startswith("Which NASA mission do you mean? The documents mention")
     assert sum(name in answer.text for name in ("Kepler", "Juno", "Artemis")) >= 2
     assert run.turn_kind.kind == "clarify" and run.turn_kind.signals.unresolved == 1.0
     assert "learned turn-kind model" in answer.note
