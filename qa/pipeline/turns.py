@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from qa.pipeline.conversation import Rewrite, rewrite
+from qa.pipeline.entities import part_of_speech_tagger
 from qa.pipeline.text import META_WORDS, STOPWORDS, content_words, stem, words
 from qa.pipeline.trust import trust_models
 from qa.pipeline.turn_kind import named_of_kind, names_too_little
@@ -197,8 +198,11 @@ def missing_parts(question: str, ranked: Sequence[ScoredPassage], *, top: int = 
     for hit in ranked[:top]:
         bag |= content_words(hit.passage.text) | content_words(hit.passage.document_title)
     missing = []
+    actions = _verbs_and_adverbs(question)
     for word in words(question):
         if word in STOPWORDS or word in META_WORDS or len(word) < 4 or word[0].isdigit():
+            continue
+        if word in actions:
             continue
         stemmed = stem(word)
         if (
@@ -210,6 +214,20 @@ def missing_parts(question: str, ranked: Sequence[ScoredPassage], *, top: int = 
             continue
         missing.append(word)
     return tuple(dict.fromkeys(missing))
+
+
+def _verbs_and_adverbs(question: str) -> frozenset[str]:
+    """The question's words tagged as verbs or adverbs ("feel", "seeing", "check", "everywhere"):
+    what the asker does or how, never a thing a source must name for the question to be answered.
+    Empty when no tagger is installed."""
+    tagger = part_of_speech_tagger()
+    if tagger is None:
+        return frozenset()
+    found = set()
+    for start, tag in tagger(question):
+        if tag.startswith(("VB", "RB")):
+            found.update(words(question[start:].split(maxsplit=1)[0]))
+    return frozenset(found)
 
 
 _DEMONYM_ENDINGS = ("ese", "ian", "an", "n", "ish", "i")

@@ -152,3 +152,14 @@ def test_is_there_asks_whether_something_exists_and_points_nowhere():
     turn = conversation.rewrite("Is there other municipalities on the verge of collapse?", history)
     assert turn.resolved == ()
     assert "there other municipalities" in turn.question
+
+
+def test_what_the_asker_does_is_never_a_missing_part():
+    # MTRAG-UN train: "I meant for Mars?", "how to create a Virtual Machine" were answered as partial,
+    # "the sources do not cover 'meant'"; a source states things, not the asker's verbs.
+    from qa.pipeline.types import ScoredPassage
+    from tests.qa.pipeline.answering_fakes import make_passage
+
+    vm = [ScoredPassage(make_passage("vm", ["Open the console to set up a new virtual machine."]), 1.0)]
+    assert missing_parts("I meant to ask how to quickly build a virtual machine?", vm) == ()
+    assert missing_parts("How do I build a virtual machine on Solaris?", vm) == ("solaris",)
