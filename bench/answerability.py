@@ -19,6 +19,12 @@ answer, the answer's relevance features and its citation F1. Then:
     QA_BENCH_DATA=/work/shared/data .venv/bin/python bench/answerability.py            # collect + report
     QA_BENCH_DATA=/work/shared/data .venv/bin/python bench/answerability.py --write    # and store the model
     ... --cached    # reuse var/answerability_rows.json (signals only change with the code)
+    ... --reader var/reader/models.safetensors   # add the passage reader's signal (bench/train_reader.py)
+
+``--reader`` takes bench/train_reader.py's packed per-fold models: a CLAPNQ
+question's ``reader_answerable`` comes from the model trained without its fold,
+so the logistic models are fitted and scored on held-out reader scores; the
+stored models need the shipped reader (qa/pipeline/models/reader.safetensors).
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ sys.path.insert(0, str(REPO / "bench"))
 
 import numpy as np  # noqa: E402
 from answer_quality import clapnq_cases, with_overrides  # noqa: E402
+from reader_signal import held_out_readings, report_cost  # noqa: E402
 from retrieval_quality import CACHE, DATA, MODEL, analyst_bench, build, clapnq  # noqa: E402
 
 from qa.pipeline.answerability import (  # noqa: E402
@@ -73,6 +80,7 @@ from review.evaluation.types import evidence_key  # noqa: E402
 ROWS = REPO / "var" / "answerability_rows.json"
 MODEL_FILE = REPO / "qa" / "pipeline" / "answerability_model.json"
 FOLDS = 5
+READER_PASSAGES = 3
 
 
 def collect_rows(dataset: str, cases, index, embedder, config) -> list[dict]:
@@ -119,6 +127,16 @@ def collect_rows(dataset: str, cases, index, embedder, config) -> list[dict]:
                 ),
                 "citation_f1": prf.f1 if prf else None,
                 "top_document": answer.retrieved_documents[:1],
+                # What a passage reader (qa.pipeline.reader) scores: the top passages as retrieved.
+                "passages": [
+                    {
+                        "document_id": hit.passage.document_id,
+                        "title": hit.passage.document_title,
+                        "text": hit.passage.text,
+                        "sentences": [s.text for s in hit.passage.sentences],
+                    }
+                    for hit in result.ranked[:READER_PASSAGES]
+                ],
                 "gold_documents": list(case.gold_documents),
                 "seconds": {"signals": signal_seconds, "answer_relevance": relevance_seconds},
             }
@@ -274,7 +292,7 @@ class Decisions:
 
 def decide(rows: list[dict], models: Models, *, with_check: bool = True) -> Decisions:
     """What the pipeline decides for each row: the same order of checks as ``runner.answer_stage``."""
-    p1 = models.answerability.probability(matrix(rows, SIGNAL_NAMES, "signals"))
+    p1 = models.answerability.probability(matrix(rows, models.answerability.names, "signals"))
     p2 = p1.copy()
     refused = np.zeros(len(rows), dtype=bool)
     confidence = np.zeros(len(rows))
@@ -314,11 +332,13 @@ def best_threshold(
     return best
 
 
-def fit_models(train: list[dict], l2: float, *, early_recall: float, final_recall: float) -> Models:
+def fit_models(
+    train: list[dict], l2: float, *, early_recall: float, final_recall: float, names=SIGNAL_NAMES
+) -> Models:
     """Fit the three models in pipeline order, each threshold on the same data."""
     answerable = np.array([row["answerable"] for row in train])
-    x = matrix(train, SIGNAL_NAMES, "signals")
-    first = LogisticModel.fit(x, answerable.astype(float), SIGNAL_NAMES, l2=l2)
+    x = matrix(train, names, "signals")
+    first = LogisticModel.fit(x, answerable.astype(float), names, l2=l2)
     p1 = first.probability(x)
     forced = np.array([row["forced_refusal"] for row in train])
     generator = np.array([row["generator_refused"] or row["relevance"] is None for row in train])
@@ -389,7 +409,7 @@ def cross_validate(rows: list[dict], args) -> None:
     for k in range(FOLDS):
         train = [r for r, f in zip(clapnq_rows, fold, strict=True) if f != k] + extra
         test = [i for i, f in enumerate(fold) if f == k]
-        models = fit_models(train, args.l2, early_recall=args.early_recall, final_recall=args.final_recall)
+        models = fit_models(train, args.l2, **fit_options(args))
         part = decide([clapnq_rows[i] for i in test], models, with_check=not args.no_check)
         for name in ("p_answerable", "p_checked", "refused", "confidence"):
             getattr(merged, name)[test] = getattr(part, name)
@@ -410,9 +430,7 @@ def ceiling(rows: list[dict], args, *, min_recall: float = 0.95, seeds: tuple[in
         for k in range(FOLDS):
             train = [r for r, f in zip(clapnq_rows, fold, strict=True) if f != k] + extra
             test = [i for i, f in enumerate(fold) if f == k]
-            models = fit_models(
-                train, args.l2, early_recall=args.early_recall, final_recall=args.final_recall
-            )
+            models = fit_models(train, args.l2, **fit_options(args))
             p[test] = decide([clapnq_rows[i] for i in test], models).p_answerable
         best = 0.0
         for threshold in np.unique(p):
@@ -449,10 +467,10 @@ def baseline(rows: list[dict], threshold: float = 0.45) -> None:
         )
 
 
-def single_signals(rows: list[dict]) -> None:
+def single_signals(rows: list[dict], names) -> None:
     subset = [r for r in rows if r["dataset"] == "clapnq-dev"]
     answerable = np.array([r["answerable"] for r in subset])
-    cells = [f"{n} {auc(np.array([r['signals'][n] for r in subset]), answerable):.3f}" for n in SIGNAL_NAMES]
+    cells = [f"{n} {auc(np.array([r['signals'][n] for r in subset]), answerable):.3f}" for n in names]
     print("  CLAPNQ-dev AUC of each signal alone: " + ", ".join(cells))
 
 
@@ -469,6 +487,21 @@ def context_report(rows: list[dict]) -> None:
             for label in ("relevant", "partial", "irrelevant")
         }
         print(f"  context relevance {dataset} answerable, share (gold passages, other passages): {share}")
+
+
+def fit_options(args) -> dict:
+    names = SIGNAL_NAMES if args.reader else tuple(n for n in SIGNAL_NAMES if n != "reader_answerable")
+    return {"early_recall": args.early_recall, "final_recall": args.final_recall, "names": names}
+
+
+def with_reader(rows: list[dict], args) -> None:
+    """Each row's ``reader_answerable``: held out for CLAPNQ (bench/reader_signal.py), 0 without --reader."""
+    scores = [0.0] * len(rows)
+    if args.reader:
+        clapnq_rows = [r for r in rows if r["dataset"] == "clapnq-dev"]
+        scores = held_out_readings(rows, Path(args.reader), folds_of(clapnq_rows).tolist(), ROWS.parent)
+    for row, score in zip(rows, scores, strict=True):
+        row["signals"]["reader_answerable"] = score
 
 
 def main() -> None:
@@ -493,20 +526,27 @@ def main() -> None:
     parser.add_argument("--final-recall", type=float, default=0.95, help="answerable recall kept in the end")
     parser.add_argument("--no-check", action="store_true", help="leave out the answer check")
     parser.add_argument("--ceiling", action="store_true", help="the best F1 any threshold could reach")
+    parser.add_argument(
+        "--reader",
+        help="bench/train_reader.py's packed models (fold0. .. fold4., final.): adds the reader's signal",
+    )
     args = parser.parse_args()
     rows = gather(args)
+    with_reader(rows, args)
     baseline(rows)
-    single_signals(rows)
+    single_signals(rows, fit_options(args)["names"])
     context_report(rows)
     cross_validate(rows, args)
     if args.ceiling:
         ceiling(rows, args)
     tuning = [r for r in rows if r["dataset"] in ("clapnq-dev", "analyst-bench-train")]
-    models = fit_models(tuning, args.l2, early_recall=args.early_recall, final_recall=args.final_recall)
+    models = fit_models(tuning, args.l2, **fit_options(args))
     report_fitted(rows, models, args)
     for stage in ("signals", "answer_relevance"):
         seconds = statistics.median(r["seconds"][stage] for r in rows)
         print(f"  {stage} per question: p50 {seconds * 1000:.1f} ms")
+    if args.reader:
+        report_cost(rows)
     print(f"  hard-rule refusals on the tuning data: {models.rule_count}, precision {models.rule_precision}")
     if args.write:
         write_models(rows, models, args)
@@ -524,6 +564,12 @@ def write_models(rows: list[dict], models: Models, args) -> None:
         f"L2 {args.l2}; thresholds keep answerable recall >= {args.early_recall} before generation and "
         f">= {args.final_recall} in the end; written by bench/answerability.py --write"
     )
+    if args.reader:
+        trained_on += (
+            "; reader_answerable: the passage reader's score of the top passage, for CLAPNQ-dev by the "
+            "reader trained without the question's fold, for analyst-bench by the shipped one (which "
+            "saw no analyst-bench)"
+        )
     payload = {
         name: fitted(getattr(models, name), trained_on=trained_on).to_json()
         for name in ("answerability", "answer_check", "confidence")

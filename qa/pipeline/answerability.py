@@ -34,6 +34,7 @@ from qa.pipeline.questions import (
     slot_states_amount,
     states_answer_type,
 )
+from qa.pipeline.reader import PassageReader, load_reader
 from qa.pipeline.text import content_words, quantity_slots
 from qa.pipeline.types import ScoredPassage, SourceSentence
 
@@ -62,6 +63,8 @@ class AnswerabilitySignals:
     slots_missing: float  # share of asked-for amounts no sentence states
     retriever_agreement: float  # the top document is also BM25's and dense's best (1, 0.5 or 0)
     focus_size: float  # how many focus words the question has (scaled by 1/10)
+    # The trained passage reader's p(answerable) for the top passage (qa.pipeline.reader); 0 when not read.
+    reader_answerable: float = 0.0
 
     def vector(self, names: Sequence[str] | None = None) -> np.ndarray:
         """The values in the order a model names them (all signals by default)."""
@@ -99,8 +102,14 @@ def _agreement(ranked: Sequence[ScoredPassage]) -> float:
 
 
 def answerability_signals(
-    question: str, ranked: Sequence[ScoredPassage], *, top: int = 5, analysis: QuestionAnalysis | None = None
+    question: str,
+    ranked: Sequence[ScoredPassage],
+    *,
+    top: int = 5,
+    analysis: QuestionAnalysis | None = None,
+    reader: PassageReader | None = None,
 ) -> AnswerabilitySignals:
+    """The signals; ``reader`` (None: not read) reads the top passage for ``reader_answerable``."""
     analysis = analysis or analyse_question(question)
     head = list(ranked[:top])
     cosines = sorted(
@@ -137,7 +146,16 @@ def answerability_signals(
         slots_missing=missing / len(slots) if slots else 0.0,
         retriever_agreement=_agreement(ranked[:50]),
         focus_size=min(len(analysis.focus), 20) / 10,
+        reader_answerable=read_top(reader, question, head) if reader is not None else 0.0,
     )
+
+
+def read_top(reader: PassageReader, question: str, head: Sequence[ScoredPassage]) -> float:
+    """The reader's p(answerable) for the top passage (one MiniLM pass; each other passage costs as much)."""
+    if not head:
+        return 0.0
+    passage = head[0].passage
+    return reader.read(question, [(passage.document_title, [s.text for s in passage.sentences])])[0]
 
 
 # --- the learned combination ---------------------------------------------------------
@@ -274,9 +292,25 @@ class SignalAnswerability:
     underspecified.
     """
 
-    def __init__(self, model: LogisticModel | None = None, *, threshold: float | None = None) -> None:
+    def __init__(
+        self,
+        model: LogisticModel | None = None,
+        *,
+        threshold: float | None = None,
+        reader: PassageReader | None = None,
+    ) -> None:
         self.model = model or load_model()
         self.threshold = self.model.threshold if threshold is None else threshold
+        self._reader = reader
+
+    @property
+    def reader(self) -> PassageReader | None:
+        """The passage reader when the model uses its signal, loaded on first use (QA_READER_WEIGHTS)."""
+        if "reader_answerable" not in self.model.names:
+            return None
+        if self._reader is None:
+            self._reader = load_reader()
+        return self._reader
 
     def judge(self, question: str, ranked: Sequence[ScoredPassage]) -> AnswerabilityVerdict:
         analysis = analyse_question(question)
@@ -286,7 +320,7 @@ class SignalAnswerability:
             )
         if not ranked:
             return AnswerabilityVerdict(UNANSWERABLE, 0.0, "retrieval returned no passages", "signals")
-        signals = answerability_signals(question, ranked, analysis=analysis)
+        signals = answerability_signals(question, ranked, analysis=analysis, reader=self.reader)
         probability = float(self.model.probability(signals.vector(self.model.names))[0])
         ruled = hard_rule(question, ranked, analysis, signals)
         if ruled is not None:

@@ -1,0 +1,139 @@
+"""The passage reader: does this passage state the answer to this question?
+
+all-MiniLM-L6-v2 (the installed bi-encoder) read as a cross-encoder over
+"question [SEP] title. passage" (384 word pieces at most): low-rank deltas on its
+attention and feed-forward weights, its layer norms and a head over [CLS] were
+trained on a GPU by bench/train_reader.py (SQuAD 2.0 dev half and CLAPNQ-dev; the
+README and the file's ``trained_on`` metadata say what the shipped file saw) and
+ship in ``models/reader.safetensors`` (~2 MB). At load time the deltas are merged
+into the installed weights, so reading costs one MiniLM pass per passage on CPU.
+
+``read`` gives the probability that a passage states the answer: an input of the
+answerability model (``reader_answerable``), not calibrated on its own. The
+file also holds a per-token evidence head trained beside it; it chose evidence
+sentences worse than the question-sentence cosine on CLAPNQ, so nothing reads it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+
+from qa.pipeline.embedding import ModelNotAvailable, bundled_minilm_path
+
+READER_WEIGHTS = Path(__file__).with_name("models") / "reader.safetensors"
+READER_SETTING = "QA_READER_WEIGHTS"
+
+
+def reader_text(title: str, sentences: Sequence[str]) -> str:
+    """The passage as bench/train_reader.py showed it to the reader in training."""
+    return (title + ". " if title else "") + "".join(sentence + " " for sentence in sentences)
+
+
+class PassageReader:
+    """Loads the base MiniLM and the trained deltas once; ``read`` scores (question, passage) pairs."""
+
+    def __init__(
+        self,
+        weights: Path | str | None = None,
+        *,
+        base: str | None = None,
+        prefix: str = "",
+        max_len: int = 384,
+    ) -> None:
+        """``prefix``: read the tensors named ``prefix + name`` (a file holding several models, such as
+        bench/train_reader.py's per-fold models); the shipped file has none."""
+        path = Path(weights) if weights else READER_WEIGHTS
+        if not path.is_file():
+            raise ModelNotAvailable(READER_SETTING, str(path), "no such file (the reader's .safetensors)")
+        try:
+            import torch
+            from safetensors import safe_open
+            from transformers import AutoTokenizer, BertModel
+            from transformers.utils import logging as hf_logging
+
+            base_path = base or bundled_minilm_path()
+            with safe_open(str(path), framework="pt") as handle:
+                meta = handle.metadata() or {}
+                deltas = {
+                    key.removeprefix(prefix): handle.get_tensor(key).float()
+                    for key in handle.keys()
+                    if key.startswith(prefix)
+                }
+            self.tokenizer = AutoTokenizer.from_pretrained(base_path)
+            # The base checkpoint has no pooler and the reader needs none: no load report to print.
+            verbosity = hf_logging.get_verbosity()
+            hf_logging.set_verbosity_error()
+            try:
+                model = BertModel.from_pretrained(base_path, add_pooling_layer=False)
+            finally:
+                hf_logging.set_verbosity(verbosity)
+        except Exception as exc:  # noqa: BLE001 - any loader failure means "not available"
+            raise ModelNotAvailable(READER_SETTING, str(path), exc) from exc
+        self.torch = torch
+        self.model = _merged(model, deltas, float(meta.get("alpha", 32)) / float(meta.get("rank", 16)))
+        self.answer_head = (deltas["answerable.weight"], deltas["answerable.bias"])
+        self.max_len = int(meta.get("max_len", max_len))
+        self.trained_on = json.loads(meta.get("trained_on", '""'))
+        self._lock = threading.Lock()
+
+    def read(self, question: str, passages: Sequence[tuple[str, Sequence[str]]]) -> list[float]:
+        """p(answerable) of each (title, sentences) passage for the question."""
+        if not passages:
+            return []
+        torch = self.torch
+        texts = [reader_text(title, sentences) for title, sentences in passages]
+        encoded = self.tokenizer(
+            [question] * len(texts),
+            texts,
+            truncation="only_second",
+            max_length=self.max_len,
+            padding=True,
+            return_tensors="pt",
+        )
+        with self._lock, torch.inference_mode():
+            states = self.model(**encoded).last_hidden_state
+            logits = (states[:, 0] @ self.answer_head[0].T + self.answer_head[1]).squeeze(-1)
+        return [float(p) for p in torch.sigmoid(logits).tolist()]
+
+
+def _merged(model, deltas: dict, scale: float):
+    """The base model with W += scale * B A on every adapted linear and the trained layer norms."""
+    import torch
+
+    state = model.state_dict()
+    with torch.no_grad():
+        for key, value in deltas.items():
+            if not key.startswith("bert."):
+                continue
+            name = key.removeprefix("bert.")
+            if name.endswith(".lora_a"):
+                stem = name.removesuffix(".lora_a")
+                update = deltas[f"bert.{stem}.lora_b"] @ value
+                state[f"{stem}.weight"] += scale * update
+            elif not name.endswith(".lora_b"):
+                state[name.replace(".base.", ".")].copy_(value)
+    model.load_state_dict(state)
+    return model.eval()
+
+
+def reader_weights() -> Path:
+    """The deltas to load: QA_READER_WEIGHTS (a path) when set, else the file shipped beside this module."""
+    configured = os.environ.get(READER_SETTING, "").strip()
+    return Path(configured) if configured else READER_WEIGHTS
+
+
+@lru_cache(maxsize=2)
+def _load(path: Path) -> PassageReader:
+    return PassageReader(path)
+
+
+def load_reader() -> PassageReader:
+    """The reader of ``reader_weights()``, loaded once per process.
+
+    Raises ``ModelNotAvailable`` naming QA_READER_WEIGHTS when the file is missing or unreadable."""
+    return _load(reader_weights())

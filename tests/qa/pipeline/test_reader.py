@@ -1,0 +1,60 @@
+"""The passage reader as shipped (qa/pipeline/models/reader.safetensors over the installed MiniLM):
+a passage that states what is asked reads as answerable, the same passage for a question it does
+not answer reads as less so, and a missing weights file is an error naming its setting.
+
+The passages are short texts written for this test.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from qa.pipeline.answerability import SignalAnswerability, load_model
+from qa.pipeline.embedding import ModelNotAvailable
+from qa.pipeline.reader import READER_SETTING, PassageReader, load_reader, reader_weights
+
+BRIDGE_TITLE = "The Old Harbour Bridge"
+BRIDGE = [
+    "The Old Harbour Bridge crosses the river mouth at the east end of the town.",
+    "Construction began in 1887 and the bridge opened to carts and walkers in 1891.",
+    "Its iron spans were made in a foundry upriver and floated down on barges.",
+    "A footpath on the north side was added during repairs after the flood of 1953.",
+]
+QUESTION = "when did the old harbour bridge open"
+UNSTATED = "how many vehicles cross the old harbour bridge each day"
+
+
+@pytest.fixture(scope="module")
+def reader() -> PassageReader:
+    return load_reader()
+
+
+def test_a_passage_that_states_the_answer_reads_as_more_answerable_than_one_that_does_not(reader):
+    [stated] = reader.read(QUESTION, [(BRIDGE_TITLE, BRIDGE)])
+    [unstated] = reader.read(UNSTATED, [(BRIDGE_TITLE, BRIDGE)])
+    assert stated > 0.5
+    assert unstated < stated - 0.2
+
+
+def test_several_passages_are_read_in_one_call_each_on_its_own(reader):
+    other = ["The town library moved into the former customs house in 1962."]
+    both = reader.read(QUESTION, [(BRIDGE_TITLE, BRIDGE), ("The town library", other)])
+    alone = reader.read(QUESTION, [(BRIDGE_TITLE, BRIDGE)])
+    assert both[0] == pytest.approx(alone[0], abs=1e-4)
+    assert both[1] < both[0]
+
+
+def test_the_answerability_model_reads_the_top_passage(reader):
+    judge = SignalAnswerability()
+    assert "reader_answerable" in load_model().names
+    assert judge.reader is not None
+
+
+def test_a_missing_weights_file_is_an_error_naming_the_setting(monkeypatch, tmp_path):
+    missing = tmp_path / "no-reader.safetensors"
+    monkeypatch.setenv(READER_SETTING, str(missing))
+    assert reader_weights() == missing
+    with pytest.raises(ModelNotAvailable) as raised:
+        load_reader()
+    assert "QA_READER_WEIGHTS" in str(raised.value)
+    assert str(missing) in str(raised.value)
