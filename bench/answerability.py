@@ -332,6 +332,26 @@ def best_threshold(
     return best
 
 
+# An answer closer to the question, or stating more of its focus words, must never make the check
+# less sure it answers: with the reader's signal in p(answerable) the fit gave answer_coverage a
+# negative weight (collinear with the rest), and an off-question answer then outscored an on-question one.
+NON_NEGATIVE = ("answer_cosine", "answer_coverage")
+
+
+def fit_monotone(x: np.ndarray, y: np.ndarray, names, *, l2: float) -> LogisticModel:
+    """A logistic fit in which each NON_NEGATIVE feature that would get a negative weight is left out (0)."""
+    kept = list(range(len(names)))
+    while True:
+        model = LogisticModel.fit(x[:, kept], y, [names[i] for i in kept], l2=l2)
+        wrong = [i for i, c in zip(kept, model.coef, strict=True) if names[i] in NON_NEGATIVE and c < 0]
+        if not wrong:
+            break
+        kept.remove(wrong[0])
+    mean, scale, coef = np.zeros(len(names)), np.ones(len(names)), np.zeros(len(names))
+    mean[kept], scale[kept], coef[kept] = model.mean, model.scale, model.coef
+    return LogisticModel(tuple(names), tuple(mean), tuple(scale), tuple(coef), model.intercept)
+
+
 def fit_models(
     train: list[dict], l2: float, *, early_recall: float, final_recall: float, names=SIGNAL_NAMES
 ) -> Models:
@@ -345,7 +365,7 @@ def fit_models(
     first = fitted(first, threshold=best_threshold(answerable, p1, forced | generator, early_recall))
     kept = [i for i in range(len(train)) if not (forced[i] or generator[i] or p1[i] < first.threshold)]
     features = np.array([answer_check_features(p1[i], relevance_of(train[i])) for i in kept])
-    check = LogisticModel.fit(features, answerable[kept].astype(float), ANSWER_CHECK_NAMES, l2=l2)
+    check = fit_monotone(features, answerable[kept].astype(float), ANSWER_CHECK_NAMES, l2=l2)
     p2 = np.zeros(len(train))
     p2[kept] = check.probability(features)
     off = np.ones(len(train), dtype=bool)

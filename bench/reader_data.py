@@ -9,8 +9,9 @@ Training pairs, (question, passage, answerable, evidence sentence indices):
   CLAPNQ's search-box questions are.
 - CLAPNQ-dev (200): the question with its passage, with the fold number of
   bench/answerability.py's 5-fold split (seed 0), so each fold's reader never
-  sees the questions it scores; and the question with each other passage the
-  ``default`` pipeline put in its top 3 (not answering: another document).
+  sees the questions it scores; with ``--retrieved-negatives`` (tried, not
+  adopted) also the question with each other passage the ``default`` pipeline
+  put in its top 3 (not answering: another document).
 Nothing from analyst-bench or MTRAG-UN is used.
 
 Scoring items: for each CLAPNQ question its gold passage (``gold``) and the top
@@ -134,6 +135,11 @@ def main() -> None:
     )
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--retrieved-negatives",
+        action="store_true",
+        help="add CLAPNQ's retrieved non-gold passages (not adopted)",
+    )
     args = parser.parse_args()
     rng = random.Random(args.seed)
     rows = json.loads(ROWS.read_text()) if ROWS.exists() else []
@@ -159,7 +165,8 @@ def main() -> None:
         }
         train.append(item)
         score.append({**item, "gold": True})
-    train += retrieved_negatives(rows, fold_of)
+    if args.retrieved_negatives:
+        train += retrieved_negatives(rows, fold_of)
     for row in rows:
         fold = fold_of.get(row["question"], -1) if row["dataset"] == "clapnq-dev" else -1
         for rank, passage in enumerate(row["passages"]):
