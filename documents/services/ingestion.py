@@ -4,7 +4,8 @@
 a lease (with other queued documents of the same corpus and lane, encoded in
 the same calls), embeds the sentences and swaps them in with one transaction
 per document, so a document is either ready with all its sentences and vectors
-or has none of the new ones.
+or has none of the new ones. The swap-ins of one wave of documents run on a
+write-behind thread while the next wave encodes (documents/services/write_behind.py).
 """
 
 from __future__ import annotations
@@ -77,8 +78,10 @@ def document_embed(
     Other queued documents of the same corpus and lane are claimed with it and
     encoded in the same calls (``_claim_companions``): one document at a time,
     the encoder pads a few long lines and many short ones into the same batches,
-    and a short document makes a batch of its own. Each document is still swapped
-    in by its own transaction, and their own messages later find nothing to claim.
+    and a short document makes a batch of its own. They are encoded in waves,
+    each wave swapped in on a write-behind thread while the next one encodes
+    (``_embed_in_waves``). Each document is still swapped in by its own
+    transaction, and their own messages later find nothing to claim.
     """
     owner = _claim(document_id, expected_hash)
     if owner is None:
