@@ -19,12 +19,13 @@ answer, the answer's relevance features and its citation F1. Then:
     QA_BENCH_DATA=/work/shared/data .venv/bin/python bench/answerability.py            # collect + report
     QA_BENCH_DATA=/work/shared/data .venv/bin/python bench/answerability.py --write    # and store the model
     ... --cached    # reuse var/answerability_rows.json (signals only change with the code)
-    ... --reader var/reader/models.safetensors   # add the passage reader's signal (bench/train_reader.py)
+    ... --reader bench/results/reader_heldout.json   # add the passage reader's signal (held out)
 
-``--reader`` takes bench/train_reader.py's packed per-fold models: a CLAPNQ
-question's ``reader_answerable`` comes from the model trained without its fold,
-so the logistic models are fitted and scored on held-out reader scores; the
-stored models need the shipped reader (qa/pipeline/models/reader.safetensors).
+``--reader`` takes bench/train_reader.py's packed per-fold models (12 MB, not in
+the repository), or the scores they gave, bench/results/reader_heldout.json: a
+CLAPNQ question's ``reader_answerable`` comes from the model trained without its
+fold, so the logistic models are fitted and scored on held-out reader scores;
+the stored models need the shipped reader (qa/pipeline/models/reader.safetensors).
 """
 
 from __future__ import annotations
@@ -548,7 +549,8 @@ def main() -> None:
     parser.add_argument("--ceiling", action="store_true", help="the best F1 any threshold could reach")
     parser.add_argument(
         "--reader",
-        help="bench/train_reader.py's packed models (fold0. .. fold4., final.): adds the reader's signal",
+        help="bench/train_reader.py's packed models (fold0. .. fold4., final.) or their held-out scores "
+        "(.json): adds the reader's signal",
     )
     args = parser.parse_args()
     rows = gather(args)

@@ -23,13 +23,23 @@ from qa.pipeline.reader import PassageReader, load_reader  # noqa: E402
 PASSAGES = 1  # the reader reads the top passage only: each passage costs a MiniLM pass on CPU
 
 
-def held_out_readings(rows: list[dict], packed: Path, folds, cache_dir: Path) -> list[float]:
-    """p(answerable) of the top passage for each row, by a model that never saw the row's question."""
-    cache = cache_dir / f"reader_{packed.stem}.json"
+def row_key(row: dict) -> str:
+    return f"{row['dataset']}|{row['case_id']}"
+
+
+def held_out_readings(rows: list[dict], source: Path, folds, cache_dir: Path) -> list[float]:
+    """p(answerable) of the top passage for each row, by a model that never saw the row's question.
+
+    ``source``: bench/train_reader.py's packed models, or a .json of scores by "dataset|case_id"
+    that an earlier run wrote (bench/results/reader_heldout.json holds the shipped reader's)."""
+    cache = source if source.suffix == ".json" else cache_dir / f"reader_{source.stem}.json"
     if cache.exists():
         stored = json.loads(cache.read_text())
-        if len(stored) == len(rows):
-            return stored
+        missing = [row_key(row) for row in rows if row_key(row) not in stored]
+        if source.suffix == ".json" and missing:
+            raise SystemExit(f"{source} has no reader score for {missing[0]} (and {len(missing) - 1} more)")
+        if not missing:
+            return [stored[row_key(row)] for row in rows]
     clapnq = [i for i, row in enumerate(rows) if row["dataset"] == "clapnq-dev"]
     fold_of = dict(zip(clapnq, folds, strict=True))
     readers: dict[str, PassageReader] = {}
@@ -37,11 +47,10 @@ def held_out_readings(rows: list[dict], packed: Path, folds, cache_dir: Path) ->
     for i, row in enumerate(rows):
         prefix = f"fold{fold_of[i]}." if i in fold_of else "final."
         if prefix not in readers:
-            readers[prefix] = PassageReader(packed, prefix=prefix)
+            readers[prefix] = PassageReader(source, prefix=prefix)
         passages = [(p["title"], p["sentences"]) for p in row["passages"][:PASSAGES]]
-        readings = readers[prefix].read(row["question"], passages)
-        scores.append(max(readings, default=0.0))
-    cache.write_text(json.dumps(scores))
+        scores.append(max(readers[prefix].read(row["question"], passages), default=0.0))
+    cache.write_text(json.dumps(dict(zip(map(row_key, rows), scores, strict=True)), indent=0) + "\n")
     return scores
 
 
