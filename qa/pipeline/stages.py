@@ -208,6 +208,14 @@ def _start_answering(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[Scor
         run = replace(run, trust=TrustStep(answerability=before.verdict, context=before.context))
         partial = kinds is not None and kinds.partial and before.verdict.kind == PARTIAL_ANSWER
         if not before.verdict.should_answer and not partial:
+            # A refusal whose missing words are the ones the rewrite put in doubts the reading,
+            # not the corpus: asked back, as the missing-words gate below does (the passage
+            # reader now refuses such turns before that gate is reached).
+            if kinds and kinds.clarify:
+                lacking = turns.missing_parts(question, before.passages)
+                doubted = turns.doubted_reference(run.conversation, lacking)
+                if doubted is not None:
+                    return _clarified(run, doubted, documents)
             answer = refusal_for(before.verdict, documents)
             step = AnsweringStep(outcome="refused", note=answer.note)
             refused = replace(run.trust, confidence=refusal_confidence(before.verdict))
