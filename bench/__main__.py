@@ -33,6 +33,7 @@ BENCHMARKS = {
     "busy": "bench.busy",
     "reembed": "bench.reembed",
     "hnsw_insert": "bench.hnsw_insert",
+    "reader_threads": "bench.reader_threads",
 }
 ON_REQUEST = {"faults", "busy", "hnsw_insert"}
 
@@ -95,6 +96,12 @@ def main(argv: list[str] | None = None) -> int:
         default="real",
         help="e2e: the corpus's stored vectors, the encoder's (encoded once, cached) or hashed "
         "bag-of-words (no encoding; questions are still encoded by the model)",
+    )
+    parser.add_argument(
+        "--busy",
+        type=int,
+        default=2,
+        help="reader_threads: processes spinning on the CPU in the contended run",
     )
     args = parser.parse_args(argv)
     unknown = [name for name in args.benchmarks if name not in BENCHMARKS]

@@ -25,7 +25,13 @@ def run_check(**env):
 
 @pytest.mark.parametrize(
     ("variable", "value"),
-    [("DEBUG", "maybe"), ("UPLOAD_MAX_BYTES", "lots"), ("QA_LLM_PROVIDER", "gpt-9"), ("CHUNK_OVERLAP", "9")],
+    [
+        ("DEBUG", "maybe"),
+        ("UPLOAD_MAX_BYTES", "lots"),
+        ("QA_LLM_PROVIDER", "gpt-9"),
+        ("CHUNK_OVERLAP", "9"),
+        ("QA_READER_THREADS", "two"),
+    ],
 )
 def test_a_malformed_setting_stops_startup_and_names_the_variable(variable, value):
     result = run_check(**{variable: value})

@@ -20,6 +20,7 @@ import json
 import os
 import threading
 from collections.abc import Sequence
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 
@@ -27,6 +28,11 @@ from qa.pipeline.embedding import ModelNotAvailable, bundled_minilm_path
 
 READER_WEIGHTS = Path(__file__).with_name("models") / "reader.safetensors"
 READER_SETTING = "QA_READER_WEIGHTS"
+THREADS_SETTING = "QA_READER_THREADS"
+# One thread: a question's read is one small MiniLM pass, and where the cores are shared (the QA
+# worker's pool processes, ingestion, other sites' work) two torch threads wait on each other at
+# every layer: 0.6-1.0 s wall against ~130 ms on one thread at load ~6 (bench/reader_threads.py).
+DEFAULT_THREADS = 1
 
 
 def reader_text(title: str, sentences: Sequence[str]) -> str:
@@ -44,9 +50,11 @@ class PassageReader:
         base: str | None = None,
         prefix: str = "",
         max_len: int = 384,
+        threads: int | None = None,
     ) -> None:
         """``prefix``: read the tensors named ``prefix + name`` (a file holding several models, such as
-        bench/train_reader.py's per-fold models); the shipped file has none."""
+        bench/train_reader.py's per-fold models); the shipped file has none. ``threads``: torch threads
+        a read uses (None: ``reader_threads()``; 0: leave torch's setting alone)."""
         path = Path(weights) if weights else READER_WEIGHTS
         if not path.is_file():
             raise ModelNotAvailable(READER_SETTING, str(path), "no such file (the reader's .safetensors)")
@@ -79,6 +87,7 @@ class PassageReader:
         self.answer_head = (deltas["answerable.weight"], deltas["answerable.bias"])
         self.max_len = int(meta.get("max_len", max_len))
         self.trained_on = json.loads(meta.get("trained_on", '""'))
+        self.threads = reader_threads() if threads is None else threads
         self._lock = threading.Lock()
 
     def read(self, question: str, passages: Sequence[tuple[str, Sequence[str]]]) -> list[float]:
@@ -95,10 +104,28 @@ class PassageReader:
             padding=True,
             return_tensors="pt",
         )
-        with self._lock, torch.inference_mode():
+        with self._lock, torch.inference_mode(), _torch_threads(torch, self.threads):
             states = self.model(**encoded).last_hidden_state
             logits = (states[:, 0] @ self.answer_head[0].T + self.answer_head[1]).squeeze(-1)
         return [float(p) for p in torch.sigmoid(logits).tolist()]
+
+
+@contextmanager
+def _torch_threads(torch, threads: int):
+    """Run the block on ``threads`` intra-op threads (0: as set), then restore the process's setting.
+
+    torch's thread count is per process: an encoder call on another Python thread during a read
+    runs with the reader's count. That costs it speed, never correctness, and the QA worker's pool
+    processes answer one question at a time."""
+    before = torch.get_num_threads()
+    if threads <= 0 or threads == before:
+        yield
+        return
+    torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def _merged(model, deltas: dict, scale: float):
@@ -125,6 +152,18 @@ def reader_weights() -> Path:
     """The deltas to load: QA_READER_WEIGHTS (a path) when set, else the file shipped beside this module."""
     configured = os.environ.get(READER_SETTING, "").strip()
     return Path(configured) if configured else READER_WEIGHTS
+
+
+def reader_threads() -> int:
+    """QA_READER_THREADS: torch threads for a read (unset: 1; 0: torch's default, one per core)."""
+    configured = os.environ.get(THREADS_SETTING, "").strip()
+    if not configured:
+        return DEFAULT_THREADS
+    if not configured.isdigit():
+        raise ValueError(
+            f"{THREADS_SETTING} must be a whole number >= 0 (0: torch's default), not {configured!r}"
+        )
+    return int(configured)
 
 
 @lru_cache(maxsize=2)

@@ -11,7 +11,14 @@ import pytest
 
 from qa.pipeline.answerability import SignalAnswerability, load_model
 from qa.pipeline.embedding import ModelNotAvailable
-from qa.pipeline.reader import READER_SETTING, PassageReader, load_reader, reader_weights
+from qa.pipeline.reader import (
+    READER_SETTING,
+    THREADS_SETTING,
+    PassageReader,
+    load_reader,
+    reader_threads,
+    reader_weights,
+)
 
 BRIDGE_TITLE = "The Old Harbour Bridge"
 BRIDGE = [
@@ -58,3 +65,36 @@ def test_a_missing_weights_file_is_an_error_naming_the_setting(monkeypatch, tmp_
         load_reader()
     assert "QA_READER_WEIGHTS" in str(raised.value)
     assert str(missing) in str(raised.value)
+
+
+def test_a_read_runs_on_its_own_thread_count_and_leaves_the_process_setting_as_it_was(reader):
+    import torch
+
+    before = torch.get_num_threads()
+    seen = []
+    original = reader.model.forward
+
+    def forward(*args, **kwargs):
+        seen.append(torch.get_num_threads())
+        return original(*args, **kwargs)
+
+    reader.model.forward, reader.threads = forward, 1
+    torch.set_num_threads(2)
+    try:
+        [score] = reader.read(QUESTION, [(BRIDGE_TITLE, BRIDGE)])
+        assert seen == [1]
+        assert torch.get_num_threads() == 2  # an encoder in the same process keeps its threads
+        assert score > 0.5
+    finally:
+        del reader.model.forward
+        torch.set_num_threads(before)
+
+
+def test_the_thread_setting_defaults_to_one_and_a_malformed_value_names_it(monkeypatch):
+    monkeypatch.delenv(THREADS_SETTING, raising=False)
+    assert reader_threads() == 1
+    monkeypatch.setenv(THREADS_SETTING, "0")
+    assert reader_threads() == 0
+    monkeypatch.setenv(THREADS_SETTING, "two")
+    with pytest.raises(ValueError, match=THREADS_SETTING):
+        reader_threads()
