@@ -35,7 +35,7 @@ import json
 import statistics
 import sys
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -44,30 +44,33 @@ sys.path.insert(0, str(REPO / "bench"))
 
 import numpy as np  # noqa: E402
 from answer_quality import clapnq_cases, with_overrides  # noqa: E402
+from answerability_models import (  # noqa: E402
+    CALIBRATION_FOLDS,
+    CALIBRATION_SEEDS,
+    FOLDS,
+    SPLITS,
+    Decisions,
+    Models,
+    auc,
+    calibration_report,
+    confidence_outcome,
+    decide,
+    ece,
+    fit_models,
+    folds_of,
+    prf,
+)
 from reader_signal import held_out_readings, report_cost  # noqa: E402
 from retrieval_quality import CACHE, DATA, MODEL, analyst_bench, build, clapnq  # noqa: E402
 
-from qa.pipeline.answerability import (  # noqa: E402
-    SIGNAL_NAMES,
-    LogisticModel,
-    answerability_signals,
-    hard_rule,
-)
+from qa.pipeline.answerability import SIGNAL_NAMES, answerability_signals, hard_rule  # noqa: E402
 from qa.pipeline.answering import answer_from_ranking  # noqa: E402
-from qa.pipeline.confidence import (  # noqa: E402
-    ANSWER_CHECK_NAMES,
-    CONFIDENCE_NAMES,
-    answer_check_features,
-    bounded,
-    confidence_features,
-    fitted,
-)
+from qa.pipeline.confidence import fitted  # noqa: E402
 from qa.pipeline.embedding import CachingEmbedder, SentenceTransformerEmbedder  # noqa: E402
 from qa.pipeline.factory import ModelClients, build_pipeline  # noqa: E402
 from qa.pipeline.presets import get_preset  # noqa: E402
 from qa.pipeline.questions import analyse_question  # noqa: E402
 from qa.pipeline.relevance import (  # noqa: E402
-    AnswerRelevance,
     answer_relevance,
     judge_context,
     relevant_passages,
@@ -80,7 +83,6 @@ from review.evaluation.types import evidence_key  # noqa: E402
 
 ROWS = REPO / "var" / "answerability_rows.json"
 MODEL_FILE = REPO / "qa" / "pipeline" / "answerability_model.json"
-FOLDS = 5
 READER_PASSAGES = 3
 
 
@@ -214,191 +216,6 @@ def gather(args) -> list[dict]:
     return rows
 
 
-# --- metrics --------------------------------------------------------------------------------
-
-
-def prf(predicted: np.ndarray, actual: np.ndarray) -> tuple[float, float, float]:
-    hits = float((predicted & actual).sum())
-    precision = hits / predicted.sum() if predicted.sum() else 0.0
-    recall = hits / actual.sum() if actual.sum() else 0.0
-    f1 = 2 * precision * recall / (precision + recall) if hits else 0.0
-    return precision, recall, f1
-
-
-def auc(scores: np.ndarray, positive: np.ndarray) -> float:
-    pos, neg = scores[positive], scores[~positive]
-    if not len(pos) or not len(neg):
-        return float("nan")
-    greater = (pos[:, None] > neg[None, :]).sum() + 0.5 * (pos[:, None] == neg[None, :]).sum()
-    return float(greater / (len(pos) * len(neg)))
-
-
-def ece(probabilities: np.ndarray, outcomes: np.ndarray, bins: int = 10) -> float:
-    """Expected calibration error over equal-width bins: sum of |mean p - hit rate| weighted by bin size."""
-    edges = np.linspace(0, 1, bins + 1)
-    which = np.clip(np.digitize(probabilities, edges[1:-1]), 0, bins - 1)
-    total = 0.0
-    for b in range(bins):
-        members = which == b
-        if members.any():
-            total += members.mean() * abs(probabilities[members].mean() - outcomes[members].mean())
-    return float(total)
-
-
-def matrix(rows: list[dict], names, key: str) -> np.ndarray:
-    return np.array([[row[key][n] for n in names] for row in rows], dtype=np.float64)
-
-
-def relevance_of(row: dict) -> AnswerRelevance | None:
-    data = row["relevance"]
-    if data is None:
-        return None
-    return AnswerRelevance(
-        data["score"],
-        data["cosine"],
-        data["focus_coverage"],
-        data["type_stated"],
-        data["addresses"],
-        data["reason"],
-    )
-
-
-@dataclass(frozen=True)
-class Models:
-    answerability: LogisticModel
-    answer_check: LogisticModel
-    confidence: LogisticModel
-    rule_precision: float | None = None  # share of the hard rule's refusals that were unanswerable
-    rule_count: int = 0
-
-
-def rule_precision(rows: list[dict]) -> tuple[float | None, int]:
-    """How often a refusal by the hard rule (an asked-for amount no passage states) was right.
-
-    Laplace-smoothed, (right + 1) / (n + 2): the rule fires rarely (8 of 224 tuning questions, all
-    8 right), and 8 of 8 is evidence for about 90%, not for certainty.
-    """
-    ruled = [r for r in rows if r["forced_refusal"]]
-    right = sum(not r["answerable"] for r in ruled)
-    return ((right + 1) / (len(ruled) + 2) if ruled else None), len(ruled)
-
-
-@dataclass(frozen=True)
-class Decisions:
-    p_answerable: np.ndarray  # before generation
-    p_checked: np.ndarray  # after it (the answerability probability where nothing was generated)
-    refused: np.ndarray
-    confidence: np.ndarray
-
-
-def decide(rows: list[dict], models: Models, *, with_check: bool = True) -> Decisions:
-    """What the pipeline decides for each row: the same order of checks as ``runner.answer_stage``."""
-    p1 = models.answerability.probability(matrix(rows, models.answerability.names, "signals"))
-    p2 = p1.copy()
-    refused = np.zeros(len(rows), dtype=bool)
-    confidence = np.zeros(len(rows))
-    for i, row in enumerate(rows):
-        if row["forced_refusal"]:
-            p1[i] = p2[i] = min(p1[i], 0.05)
-        early = row["forced_refusal"] or p1[i] < models.answerability.threshold
-        relevance = relevance_of(row)
-        if early or row["generator_refused"] or relevance is None:
-            refused[i] = True
-            by_rule = row["forced_refusal"] and models.rule_precision is not None
-            confidence[i] = bounded(models.rule_precision if by_rule else 1.0 - p1[i])
-            continue
-        if with_check:
-            features = answer_check_features(p1[i], relevance)
-            p2[i] = models.answer_check.probability(features)[0]
-            if not relevance.addresses or p2[i] < models.answer_check.threshold:
-                refused[i] = True
-                confidence[i] = bounded(1.0 - p2[i])
-                continue
-        features = confidence_features(p2[i], relevance, row["support_share"])
-        confidence[i] = bounded(models.confidence.probability(features)[0])
-    return Decisions(p1, p2, refused, confidence)
-
-
-def best_threshold(
-    answerable: np.ndarray, probabilities: np.ndarray, refused_anyway: np.ndarray, min_recall: float
-) -> float:
-    """The threshold with the best unanswerable-class F1 among those keeping answerable recall."""
-    best, best_f1 = 0.0, -1.0
-    for threshold in np.unique(np.concatenate([[0.0], probabilities])):
-        refused = refused_anyway | (probabilities < threshold)
-        recall = (~refused & answerable).sum() / max(answerable.sum(), 1)
-        f1 = prf(refused, ~answerable)[2]
-        if recall >= min_recall and f1 > best_f1:
-            best, best_f1 = float(threshold), f1
-    return best
-
-
-# An answer closer to the question, or stating more of its focus words, must never make the check
-# less sure it answers: with the reader's signal in p(answerable) the fit gave answer_coverage a
-# negative weight (collinear with the rest), and an off-question answer then outscored an on-question one.
-NON_NEGATIVE = ("answer_cosine", "answer_coverage")
-
-
-def fit_monotone(x: np.ndarray, y: np.ndarray, names, *, l2: float) -> LogisticModel:
-    """A logistic fit in which each NON_NEGATIVE feature that would get a negative weight is left out (0)."""
-    kept = list(range(len(names)))
-    while True:
-        model = LogisticModel.fit(x[:, kept], y, [names[i] for i in kept], l2=l2)
-        wrong = [i for i, c in zip(kept, model.coef, strict=True) if names[i] in NON_NEGATIVE and c < 0]
-        if not wrong:
-            break
-        kept.remove(wrong[0])
-    mean, scale, coef = np.zeros(len(names)), np.ones(len(names)), np.zeros(len(names))
-    mean[kept], scale[kept], coef[kept] = model.mean, model.scale, model.coef
-    return LogisticModel(tuple(names), tuple(mean), tuple(scale), tuple(coef), model.intercept)
-
-
-def fit_models(
-    train: list[dict], l2: float, *, early_recall: float, final_recall: float, names=SIGNAL_NAMES
-) -> Models:
-    """Fit the three models in pipeline order, each threshold on the same data."""
-    answerable = np.array([row["answerable"] for row in train])
-    x = matrix(train, names, "signals")
-    first = LogisticModel.fit(x, answerable.astype(float), names, l2=l2)
-    p1 = first.probability(x)
-    forced = np.array([row["forced_refusal"] for row in train])
-    generator = np.array([row["generator_refused"] or row["relevance"] is None for row in train])
-    first = fitted(first, threshold=best_threshold(answerable, p1, forced | generator, early_recall))
-    kept = [i for i in range(len(train)) if not (forced[i] or generator[i] or p1[i] < first.threshold)]
-    features = np.array([answer_check_features(p1[i], relevance_of(train[i])) for i in kept])
-    check = fit_monotone(features, answerable[kept].astype(float), ANSWER_CHECK_NAMES, l2=l2)
-    p2 = np.zeros(len(train))
-    p2[kept] = check.probability(features)
-    off = np.ones(len(train), dtype=bool)
-    off[kept] = [not relevance_of(train[i]).addresses for i in kept]
-    check = fitted(check, threshold=best_threshold(answerable, p2, off, final_recall))
-    answered = [i for i in kept if not off[i] and p2[i] >= check.threshold]
-    features = np.array(
-        [confidence_features(p2[i], relevance_of(train[i]), train[i]["support_share"]) for i in answered]
-    )
-    outcomes = np.array([confidence_outcome(train[i], False) for i in answered], dtype=float)
-    confidence = LogisticModel.fit(features, outcomes, CONFIDENCE_NAMES, l2=l2)
-    return Models(first, check, confidence, *rule_precision(train))
-
-
-def folds_of(rows: list[dict], folds: int = FOLDS, seed: int = 0) -> np.ndarray:
-    """A fold number per CLAPNQ row, stratified by answerability, fixed by the seed."""
-    rng = np.random.default_rng(seed)
-    fold = np.full(len(rows), -1)
-    for label in (True, False):
-        members = [i for i, row in enumerate(rows) if row["answerable"] == label]
-        rng.shuffle(members)
-        for position, i in enumerate(members):
-            fold[i] = position % folds
-    return fold
-
-
-def confidence_outcome(row: dict, refused: bool) -> bool:
-    if not row["answerable"]:
-        return refused
-    return not refused and (row["citation_f1"] or 0.0) >= 0.5
-
-
 def summarise(name: str, rows: list[dict], decisions: Decisions) -> None:
     answerable = np.array([row["answerable"] for row in rows])
     refused = decisions.refused
@@ -421,10 +238,9 @@ def summarise(name: str, rows: list[dict], decisions: Decisions) -> None:
     )
 
 
-def cross_validate(rows: list[dict], args) -> None:
-    clapnq_rows = [r for r in rows if r["dataset"] == "clapnq-dev"]
-    extra = [r for r in rows if r["dataset"] == "analyst-bench-train"]
-    fold = folds_of(clapnq_rows)
+def held_out(clapnq_rows: list[dict], extra: list[dict], args, seed: int = 0) -> Decisions:
+    """Each CLAPNQ question decided by the models of the fold split ``seed`` fitted without its fold."""
+    fold = folds_of(clapnq_rows, seed=seed)
     n = len(clapnq_rows)
     merged = Decisions(np.empty(n), np.empty(n), np.empty(n, dtype=bool), np.empty(n))
     for k in range(FOLDS):
@@ -434,7 +250,15 @@ def cross_validate(rows: list[dict], args) -> None:
         part = decide([clapnq_rows[i] for i in test], models, with_check=not args.no_check)
         for name in ("p_answerable", "p_checked", "refused", "confidence"):
             getattr(merged, name)[test] = getattr(part, name)
-    summarise(f"CLAPNQ-dev, {FOLDS}-fold held-out", clapnq_rows, merged)
+    return merged
+
+
+def cross_validate(rows: list[dict], args) -> None:
+    clapnq_rows = [r for r in rows if r["dataset"] == "clapnq-dev"]
+    extra = [r for r in rows if r["dataset"] == "analyst-bench-train"]
+    splits = [held_out(clapnq_rows, extra, args, seed) for seed in SPLITS]
+    summarise(f"CLAPNQ-dev, {FOLDS}-fold held-out", clapnq_rows, splits[0])
+    calibration_report(clapnq_rows, splits, SPLITS)
 
 
 def ceiling(rows: list[dict], args, *, min_recall: float = 0.95, seeds: tuple[int, ...] = (0, 1, 2)) -> None:
@@ -451,7 +275,7 @@ def ceiling(rows: list[dict], args, *, min_recall: float = 0.95, seeds: tuple[in
         for k in range(FOLDS):
             train = [r for r, f in zip(clapnq_rows, fold, strict=True) if f != k] + extra
             test = [i for i, f in enumerate(fold) if f == k]
-            models = fit_models(train, args.l2, **fit_options(args))
+            models = fit_models(train, args.l2, calibrate=False, **fit_options(args))
             p[test] = decide([clapnq_rows[i] for i in test], models).p_answerable
         best = 0.0
         for threshold in np.unique(p):
@@ -594,8 +418,17 @@ def write_models(rows: list[dict], models: Models, args) -> None:
         )
     payload = {
         name: fitted(getattr(models, name), trained_on=trained_on).to_json()
-        for name in ("answerability", "answer_check", "confidence")
+        for name in ("answerability", "answer_check")
     }
+    payload["confidence"] = fitted(
+        models.confidence,
+        trained_on=(
+            "Platt scaling of the answer check's logit: the questions of the same data that the "
+            f"pipeline answers, each decided by models fitted without it ({CALIBRATION_FOLDS} folds, "
+            f"seeds {', '.join(map(str, CALIBRATION_SEEDS))}; bench/answerability_models.py "
+            "calibration_rows); right = answerable and citation F1 >= 0.5. " + trained_on
+        ),
+    ).to_json()
     payload["refusal_rule"] = rule_payload(models, trained_on)
     MODEL_FILE.write_text(json.dumps(payload, indent=1) + "\n")
     print(f"wrote {MODEL_FILE.relative_to(REPO)}")

@@ -11,7 +11,7 @@ it measures is what runs.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from functools import lru_cache
 from typing import Literal
 
@@ -144,5 +144,6 @@ def after_generation(
             confidence=confidence.probability,
         )
         return AfterGeneration(refused, check, confidence)
-    confidence = models.of_answer(check, [s.support for s in answer.sentences])
+    signals = asdict(verdict.signals) if verdict.signals is not None else None
+    confidence = models.of_answer(check, [s.support for s in answer.sentences], signals)
     return AfterGeneration(replace(answer, confidence=confidence.probability), check, confidence)
