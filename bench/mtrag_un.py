@@ -91,6 +91,7 @@ def main() -> None:
     parser.add_argument("--cases", action="store_true", help="one line per case")
     parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE")
     parser.add_argument("--json", help="write the metrics here")
+    parser.add_argument("--dump", help="write one JSON line per turn here (error analysis)")
     args = parser.parse_args()
 
     config = with_overrides(get_preset(args.preset), args.set)
@@ -112,11 +113,44 @@ def main() -> None:
         chosen = [row for row in rows if split == "all" or row[0].split == split]
         results[split] = split_metrics(chosen)
         print_table(results[split], args, len(chosen), seconds, split)
+    if args.dump:
+        dump_turns(rows, args.dump)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as handle:
             json.dump(
                 {"args": vars(args), "metrics": results[args.split], "splits": results}, handle, indent=1
             )
+
+
+def dump_turns(rows, path: str) -> None:
+    """One line per turn: its class, the reply, the note (which rule decided) and answerability's
+    numbers, so the biggest buckets of errors can be counted (train only when tuning)."""
+    with open(path, "w", encoding="utf-8") as handle:
+        for case, prediction, run in rows:
+            verdict = run.trust.answerability if run.trust is not None else None
+            signals = verdict.signals if verdict is not None else None
+            searched = run.conversation
+            line = {
+                "case": case.case_id,
+                "split": case.split,
+                "class": case.metadata["answerability"],
+                "reply": prediction.kind,
+                "question": case.question,
+                "searched": searched.question if searched else case.question,
+                "resolved": [list(pair) for pair in searched.resolved] if searched else [],
+                "unresolved": list(searched.unresolved) if searched else [],
+                "carried": list(searched.carried) if searched else [],
+                "definite": list(searched.definite) if searched else [],
+                "note": run.answer.note if run.answer is not None else "",
+                "answer": prediction.answer[:300],
+                "verdict": verdict.kind if verdict else None,
+                "probability": round(verdict.probability, 4) if verdict else None,
+                "by_rule": verdict.by_rule if verdict else None,
+                "reader": round(signals.reader_answerable, 4) if signals else None,
+                "best_cosine": round(signals.best_sentence_cosine, 4) if signals else None,
+                "focus_coverage": round(signals.focus_coverage, 4) if signals else None,
+            }
+            handle.write(json.dumps(line) + "\n")
 
 
 def split_metrics(rows) -> dict:

@@ -50,7 +50,13 @@ from qa.pipeline.run import (
     TrustStep,
 )
 from qa.pipeline.text import split_sentences
-from qa.pipeline.trust import after_generation, before_generation, refusal_confidence, refusal_for
+from qa.pipeline.trust import (
+    after_generation,
+    answerability_judge,
+    before_generation,
+    refusal_confidence,
+    refusal_for,
+)
 from qa.pipeline.types import UNSUPPORTED, Answer, AnswerSentence, ScoredPassage
 
 AnswerStage = Literal["generation", "citation", "verification"]
@@ -208,14 +214,9 @@ def _start_answering(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[Scor
         run = replace(run, trust=TrustStep(answerability=before.verdict, context=before.context))
         partial = kinds is not None and kinds.partial and before.verdict.kind == PARTIAL_ANSWER
         if not before.verdict.should_answer and not partial:
-            # A refusal whose missing words are the ones the rewrite put in doubts the reading,
-            # not the corpus: asked back, as the missing-words gate below does (the passage
-            # reader now refuses such turns before that gate is reached).
-            if kinds and kinds.clarify:
-                lacking = turns.missing_parts(question, before.passages)
-                doubted = turns.doubted_reference(run.conversation, lacking)
-                if doubted is not None:
-                    return _clarified(run, doubted, documents)
+            doubted = _doubted_reading(pipeline, run, before.passages, ranked)
+            if doubted is not None:
+                return _clarified(run, doubted, documents)
             answer = refusal_for(before.verdict, documents)
             step = AnsweringStep(outcome="refused", note=answer.note)
             refused = replace(run.trust, confidence=refusal_confidence(before.verdict))
@@ -244,6 +245,29 @@ def _start_answering(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[Scor
     if early is not None:
         return _answered(pipeline, run.timed(answer=0.0), ranked, early)
     return run
+
+
+def _doubted_reading(
+    pipeline: Pipeline, run: PipelineRun, passages: Sequence[ScoredPassage], ranked: Sequence[ScoredPassage]
+) -> turns.Clarification | None:
+    """A question back instead of a refusal, when the reading of the turn is in doubt, not the corpus:
+    the words the passages lack are the ones the rewrite put in ("it" read as the Klingon Opera House)
+    and the turn as asked, its reference left as written ("Which study rooms does it offer?"), is
+    judged answerable by the same passages.
+
+    Without the second test every refused follow-up whose referent no passage names was asked back:
+    on MTRAG-UN train 6 of 22 unanswerable turns ("Can you just visit the casino ...?", the casino
+    read as Monte Carlo Casino: the turn as asked scored 0.04) against 1 underspecified one (its turn
+    as asked scored 0.17, over the threshold)."""
+    kinds = pipeline.config.turns
+    if kinds is None or not kinds.clarify or pipeline.config.trust is None:
+        return None
+    lacking = turns.missing_parts(run.standalone or run.question, passages)
+    doubted = turns.doubted_reference(run.conversation, lacking)
+    if doubted is None:
+        return None
+    as_asked = answerability_judge(pipeline.config.trust, pipeline.llm).judge(run.question, ranked)
+    return doubted if as_asked.should_answer else None
 
 
 def _clarified(
