@@ -232,13 +232,19 @@ def _start_answering(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[Scor
                 return _clarified(run, doubted, documents)
             answer = turns.refusal_for_missing(verdict, lacking, documents)
             return replace(run, answering=AnsweringStep(outcome="refused", note=answer.note), answer=answer)
+    missing = _missing(question, verdict, passages, kinds) if kinds else ()
+    if kinds and kinds.clarify and turns.only_the_reading(run.conversation, missing):
+        # What a partial answer would name as missing is only the rewrite's reading: ask about it.
+        doubted = turns.doubted_reference(run.conversation, missing)
+        if doubted is not None:
+            return _clarified(run, doubted, documents)
     confidence = retrieval_confidence(ranked)
     run = replace(
         run,
         progress=AnsweringProgress(
             passages=tuple(hit.passage.key for hit in passages),
             retrieval_confidence=confidence,
-            missing=_missing(question, verdict, passages, kinds) if kinds else (),
+            missing=missing,
         ),
     )
     early = early_refusal(passages, pipeline.answer_parts.config, confidence)

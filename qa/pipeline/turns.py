@@ -135,16 +135,41 @@ def doubted_reference(conversation: Rewrite | None, missing: Sequence[str]) -> C
     doubt, not the corpus, so refusing would blame the documents for a guess (heuristic)."""
     if conversation is None or not missing:
         return None
-    lacking = {stem(w.lower()) for w in missing}
+    lacking = {stem(w) for m in missing for w in words(m)}
     for said, meant in conversation.resolved:
-        if {stem(w) for w in words(meant)} & lacking:
-            return Clarification(f"By '{said}', do you mean {meant}, or something else?", said, (meant,))
+        if not _put_in(said, meant) & lacking:
+            continue
+        if conversation.method == "ellipsis":
+            # The whole turn was the reference ("what about controlling the number of intents per
+            # skill?"): ask about the subject it was completed with, not "By '<the turn>' ...".
+            about = conversation.subject or meant
+            return Clarification(
+                f"Is this about {about}, or something else? Please say what you are asking about.", about
+            )
+        return Clarification(f"By '{said}', do you mean {meant}, or something else?", said, (meant,))
     for subject in conversation.carried:
         if {stem(w) for w in words(subject)} & lacking:
             return Clarification(
                 f"Is this about {subject}, or something else? Please say what you are asking about.", subject
             )
     return None
+
+
+def only_the_reading(conversation: Rewrite | None, missing: Sequence[str]) -> bool:
+    """Whether every word the passages lack is one the rewrite put in (a pronoun's reading, a carried
+    subject): the turn as the analyst wrote it is covered, so a partial answer would blame the
+    sources for the rewrite's guess ("the sources do not cover 'causeway'" for "this outpatient
+    clinic" read as the Causeway VA Clinic)."""
+    if conversation is None or not missing:
+        return False
+    put_in = {w for said, meant in conversation.resolved for w in _put_in(said, meant)}
+    put_in |= {stem(w) for subject in conversation.carried for w in words(subject)}
+    return all(stem(w) in put_in for m in missing for w in words(m))
+
+
+def _put_in(said: str, meant: str) -> set[str]:
+    """The stems the reading added to what the analyst wrote (an ellipsis's reading repeats most of it)."""
+    return {stem(w) for w in words(meant)} - {stem(w) for w in words(said)}
 
 
 def _choices(about: str, ranked: Sequence[ScoredPassage], question: str) -> tuple[str, tuple[str, ...]]:

@@ -147,6 +147,29 @@ def test_a_pronoun_read_as_something_no_passage_names_is_asked_about_not_refused
     assert run.answer.text == "By 'it', do you mean Klingon Opera House, or something else?"
 
 
+def test_a_partial_answer_missing_only_what_the_rewrite_put_in_is_asked_about(pipeline):
+    # MTRAG-UN train: "Does this outpatient clinic provide mental health services ...?" read as the
+    # Causeway VA Clinic was answered "the sources do not cover 'causeway'", blaming the sources.
+    question = "Does this library offer study rooms and free wifi to the public?"
+    history = [("Tell me about the Springfield Library.", "It opened in 1901.")]
+    turn = conversation.rewrite(question, history)
+    assert turn.resolved == (("this library", "Springfield Library"),)
+    run = answer_question(question, pipeline=pipeline, rewrite=turn)
+    assert run.answer.kind == "underspecified" and not run.answer.missing
+    assert run.answer.text == "By 'this library', do you mean Springfield Library, or something else?"
+
+
+def test_a_refused_reading_is_not_asked_about_when_the_turn_as_asked_is_unanswerable_too(pipeline):
+    # MTRAG-UN train: "Can you just visit the casino, or do you have to gamble?" ("the casino" read as
+    # Monte Carlo Casino) was asked back; the passages answer neither reading, so it is refused.
+    question = "Is it open on Sundays for gambling?"
+    history = [("Tell me about the Klingon Opera House.", "It opened on Qo'noS.")]
+    turn = conversation.rewrite(question, history)
+    assert turn.resolved == (("it", "Klingon Opera House"),)
+    run = answer_question(question, pipeline=pipeline, rewrite=turn)
+    assert run.answer.refused and run.answer.kind == "unanswerable"
+
+
 def test_is_there_asks_whether_something_exists_and_points_nowhere():
     history = [("How many people live in Detroit?", "Detroit has about 630,000 people.")]
     turn = conversation.rewrite("Is there other municipalities on the verge of collapse?", history)
