@@ -10,6 +10,7 @@ write-behind thread while the next wave encodes (documents/services/write_behind
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable
 
@@ -139,13 +140,14 @@ def _embed_in_waves(
     waves = _waves({pk: len(sentences) for pk, (sentences, _) in built.items()})
     progress = _Progress(list(built), sum(len(sentences) for sentences, _ in built.values()), on_progress)
     progress.encoded(0)
+    dimension = EMBEDDING_DIM if space is None else space.dimension
     with WriteBehind() as writer:
         for wave in waves:
             try:
+                # Inside the try: a model that cannot be loaded fails the documents like a failed encode.
                 encoder = embedder if space is None else model_named(space.model).passage
-                dimension = EMBEDDING_DIM if space is None else space.dimension
                 texts = {pk: [s.text for s in built[pk][0]] for pk in wave}
-                encoded = _encode(texts, encoder, progress, dimension)
+                encoded = _encode(texts, encoder, progress, dimension, writer)
             except Exception as exc:  # noqa: BLE001 - any failure is reported on the documents themselves
                 logger.exception("documents %s failed to embed", progress.waiting)
                 reason = _readable(exc)
@@ -168,8 +170,12 @@ def _embed_in_waves(
 
 
 def _waves(sizes: dict[int, int]) -> list[list[int]]:
-    """The documents cut into consecutive waves of at least ``INGEST_WAVE_SENTENCES`` sentences
-    (the last may hold fewer); one wave of all of them when the setting is 0."""
+    """The documents cut into consecutive waves of at least ``INGEST_WAVE_SENTENCES`` sentences,
+    but the last document in a wave of its own; one wave of all of them when the setting is 0.
+
+    Every wave's swap-in but the last runs while a later wave encodes; the
+    last one's is all that is left to wait for once the encoder is done.
+    """
     least = settings.INGEST_WAVE_SENTENCES
     waves: list[list[int]] = [[]]
     count = 0
@@ -179,6 +185,8 @@ def _waves(sizes: dict[int, int]) -> list[list[int]]:
             count = 0
         waves[-1].append(pk)
         count += size
+    if least and len(waves[-1]) > 1:
+        waves.append([waves[-1].pop()])
     return waves
 
 
@@ -264,26 +272,36 @@ def _build_rows(document: Document) -> tuple[list[Sentence], list[tuple[int, int
 
 
 def _encode(
-    texts: dict[int, list[str]], embedder, progress: _Progress, dimension: int = EMBEDDING_DIM
+    texts: dict[int, list[str]],
+    embedder,
+    progress: _Progress,
+    dimension: int = EMBEDDING_DIM,
+    writer: WriteBehind | None = None,
 ) -> dict[int, np.ndarray]:
     """Vectors of every document's sentences, {pk: (n, dim)}, encoded together.
 
     The sentences of all documents are sorted by length before they are cut into
     calls, so each call (and each batch the encoder makes of it) holds lines of
-    similar length; progress is reported after each call.
+    similar length; progress is reported after each call. While ``writer`` makes
+    the previous wave live, the calls leave it a core and hold one batch each.
     """
     pks = list(texts)
     flat = [text for pk in pks for text in texts[pk]]
     order = sorted(range(len(flat)), key=lambda i: len(flat[i]), reverse=True)
     out = np.empty((len(flat), dimension), dtype=np.float32)
-    call = max(settings.QA_EMBEDDING_BATCH_SIZE * 16, 256)
-    for begin in range(0, len(order), call):
-        rows = order[begin : begin + call]
-        part = np.asarray(embedder.encode([flat[i] for i in rows]), dtype=np.float32)
+    long_call = max(settings.QA_EMBEDDING_BATCH_SIZE * 16, 256)
+    begin = unreported = 0
+    while begin < len(order):
+        with writer.cores_shared() if writer is not None else contextlib.nullcontext(False) as shared:
+            rows = order[begin : begin + (settings.QA_EMBEDDING_BATCH_SIZE if shared else long_call)]
+            part = np.asarray(embedder.encode([flat[i] for i in rows]), dtype=np.float32)
         if part.shape != (len(rows), dimension) or not np.isfinite(part).all():
             raise ValueError(f"the embedding model returned an unusable result of shape {part.shape}")
         out[rows] = part
-        progress.encoded(len(rows))
+        begin, unreported = begin + len(rows), unreported + len(rows)
+        if unreported >= long_call or begin == len(order):  # short calls report as a long one would
+            progress.encoded(unreported)
+            unreported = 0
     bounds = np.cumsum([0] + [len(texts[pk]) for pk in pks])
     return {pk: out[bounds[i] : bounds[i + 1]] for i, pk in enumerate(pks)}
 

@@ -12,7 +12,9 @@ uncommitted rows, and the caller asked for its writes to share its transaction.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import sys
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from django.db import connection
@@ -50,6 +52,35 @@ class WriteBehind:
             except BaseException as exc:  # noqa: BLE001 - handed back by results(), as the thread's would be
                 future.set_exception(exc)
         self._futures[key] = future
+
+    @property
+    def busy(self) -> bool:
+        """Whether a submitted call has yet to finish (read by the encoding thread between its calls)."""
+        return any(not future.done() for future in self._futures.values())
+
+    @contextlib.contextmanager
+    def cores_shared(self) -> Iterator[bool]:
+        """While a swap-in runs, torch work on the calling thread uses one core fewer; yields whether
+        one does (the caller then keeps its calls short, to take the core back soon after).
+
+        PostgreSQL's backend needs a core for the swap-in. A torch encoder holding
+        every core meanwhile does not get more done: its threads meet at a barrier
+        after each operation, so whichever thread shares a core with the backend
+        holds the others back, and the swap-in runs at half speed too (bench/README.md,
+        ingestion). torch's thread count belongs to the thread that sets it.
+        """
+        torch = sys.modules.get("torch")  # only an encoder that imported torch has threads to give up
+        if not self.busy:
+            yield False
+            return
+        threads = torch.get_num_threads() if torch is not None else 1
+        if threads > 1:
+            torch.set_num_threads(threads - 1)
+        try:
+            yield True
+        finally:
+            if threads > 1:
+                torch.set_num_threads(threads)
 
     def results(self) -> dict[object, object]:
         """Every submitted call's result by key, once all have run; the first failure is raised."""
