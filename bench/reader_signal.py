@@ -57,14 +57,10 @@ def held_out_readings(rows: list[dict], source: Path, folds, cache_dir: Path) ->
 def reader_seconds(rows: list[dict], sample: int = 60) -> tuple[list[float], list[float]]:
     """(wall, CPU) seconds the shipped reader takes for a question's top passage, every n-th row.
 
-    Measured on one thread: on this shared 2-core machine two torch threads wait on each other
-    (at load 6, 2 threads took 0.6-1.0 s wall and 413 ms CPU, one thread 125 ms wall and 62 ms
-    CPU); CPU time is what a quiet machine's wall time comes to."""
-    import torch
-
+    On the reader's own thread count (QA_READER_THREADS, default 1: on this shared 2-core machine
+    two torch threads wait on each other; bench/reader_threads.py); CPU time is what a quiet
+    machine's wall time comes to."""
     reader = load_reader()
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
     step = max(1, len(rows) // sample)
     wall, cpu = [], []
     for row in rows[::step]:
@@ -73,7 +69,6 @@ def reader_seconds(rows: list[dict], sample: int = 60) -> tuple[list[float], lis
         reader.read(row["question"], passages)
         wall.append(time.perf_counter() - started)
         cpu.append(time.process_time() - started_cpu)
-    torch.set_num_threads(threads)
     return wall, cpu
 
 
@@ -82,7 +77,7 @@ def report_cost(rows: list[dict]) -> None:
     wall, cpu = reader_seconds(rows)
     p50, p90 = statistics.median(wall) * 1000, sorted(wall)[int(0.9 * len(wall))] * 1000
     print(
-        f"  reader per question (top passage, {len(wall)} questions, 1 thread): "
+        f"  reader per question (top passage, {len(wall)} questions, {load_reader().threads} thread(s)): "
         f"wall p50 {p50:.0f} ms (p90 {p90:.0f}), "
         f"CPU time p50 {statistics.median(cpu) * 1000:.0f} ms; signals p50 {signals * 1000:.1f} ms; "
         f"signals + reader {(signals * 1000 + p50) / (signals * 1000):.0f}x today's signals (wall)"

@@ -9,7 +9,7 @@ per thread count, the counts interleaved question by question so that the load
 of a shared machine falls on all of them alike. Each count is measured twice:
 as the machine is, and with ``--busy`` extra processes spinning on the CPU (a
 stand-in for the other QA pool process, an ingestion worker or the neighbours
-on a shared host). Printed: wall and CPU-time p50 / p90 per read, and the ratio
+on a shared host). Printed: wall p50 / p95 and CPU-time p50 per read, and the ratio
 of each count's wall p50 to one thread's, the QA_READER_THREADS default.
 """
 
