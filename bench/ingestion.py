@@ -107,7 +107,7 @@ def run(args) -> dict:
     lookup_file = save_vectors(broker / "vectors.npz", texts, vectors)
     no_encoder = through_worker(broker, root, n, "lookup", vectors=lookup_file)
     lookup = load_lookup(lookup_file)
-    in_process = {"copy": [embed_in_process(root, lookup, f"inproc-{i}") for i in range(2)]}
+    in_process = {"copy": [embed_in_process(root, lookup, f"inproc-{i}") for i in range(3)]}
 
     ratios = {
         key: [
@@ -202,16 +202,19 @@ def report(result: dict) -> None:
         ["path", "seconds", "sentences/s", "ratio", "worker idle s"],
         rows,
     )
-    steps = in_process["copy"][-1]["steps"]
+    runs = in_process["copy"]
     print_table(
         "Where document_embed spends its time besides encoding, in process with looked-up vectors "
-        "(seconds; share = seconds / baseline encode seconds; indented: parts of the swap-in)",
-        ["step", "seconds", "share"],
+        "(median of the runs; share = seconds / baseline encode seconds; worker CPU = the calling "
+        "thread's, PostgreSQL CPU = its backend's; indented: parts of the swap-in)",
+        ["step", "seconds", "share", "worker CPU s", "PostgreSQL CPU s"],
         [
             (
                 f"  {SWAP_IN_PARTS[name]}" if name in SWAP_IN_PARTS else name.strip("_"),
-                steps.get(name, 0.0),
-                ratio(steps.get(name, 0.0), base_s),
+                median([r["steps"].get(name, 0.0) for r in runs]),
+                ratio(median([r["steps"].get(name, 0.0) for r in runs]), base_s),
+                median([r.get("steps_cpu", {}).get(name, float("nan")) for r in runs]),
+                median([r.get("steps_db_cpu", {}).get(name, float("nan")) for r in runs]),
             )
             for _, name in STEPS
         ],

@@ -6,6 +6,7 @@ See bench/ingestion.py for what is measured and why.
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -104,25 +105,46 @@ def ingest_through_worker(root: Path, n_sentences: int, label: str) -> dict:
     }
 
 
+def backend_cpu_seconds() -> float:
+    """CPU seconds used so far by the PostgreSQL backend serving this thread's connection.
+
+    Read from /proc (Linux, a local server: the benchmark's own); nan where it
+    cannot be read. On a loaded machine wall seconds measure the wait for a
+    core as much as the work; CPU seconds measure the work.
+    """
+    from django.db import connection
+
+    connection.ensure_connection()
+    try:
+        with open(f"/proc/{connection.connection.info.backend_pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 @contextlib.contextmanager
 def timed_steps():
-    """Time each ingestion step in this process, on any thread (wrappers only; the code is unchanged).
+    """Time each ingestion step in this process, on any thread (wrappers only; the code is unchanged):
+    {"wall" | "cpu" | "db": {step: seconds}}, cpu the calling thread's CPU, db its backend's.
 
     Each function is wrapped where its callers look it up: the service module, or
     the module the service calls it through.
     """
     import importlib
 
-    totals: dict[str, float] = defaultdict(float)
+    totals: dict[str, dict[str, float]] = {kind: defaultdict(float) for kind in ("wall", "cpu", "db")}
     originals = {(module, name): getattr(importlib.import_module(module), name) for module, name in STEPS}
 
     def wrap(name, original):
         def timed(*args, **kwargs):
-            start = time.perf_counter()
+            wall, cpu, db = time.perf_counter(), time.thread_time(), backend_cpu_seconds()
             try:
                 return original(*args, **kwargs)
             finally:
-                totals[name] += time.perf_counter() - start
+                totals["wall"][name] += time.perf_counter() - wall
+                totals["cpu"][name] += time.thread_time() - cpu
+                totals["db"][name] += backend_cpu_seconds() - db
 
         return timed
 
@@ -143,16 +165,22 @@ def embed_in_process(root: Path, embedder, label: str) -> dict:
     corpus = bench_corpus(label)
     ids = stage_all(root, corpus, enqueue=False)
     hashes = dict(Document.objects.filter(pk__in=ids).values_list("pk", "pending_hash"))
-    with timed_steps() as steps, Stopwatch() as total:
+    with timed_steps() as totals, Stopwatch() as total:
         # As the worker does: one call per document id; the first claims the queued
         # documents it can encode with it (INGEST_ENCODE_SENTENCES), the others find them done.
         for document_id in ids:
             services.document_embed(
                 document_id=document_id, expected_hash=hashes[document_id], embedder=embedder
             )
-    steps = dict(steps)
-    steps["_encode"] -= steps["_set_progress"]  # progress updates happen inside _encode
-    return {"seconds": total.seconds, "steps": steps}
+    measured = {kind: dict(steps) for kind, steps in totals.items()}
+    for steps in measured.values():
+        steps["_encode"] -= steps["_set_progress"]  # progress updates happen inside _encode
+    return {
+        "seconds": total.seconds,
+        "steps": measured["wall"],
+        "steps_cpu": measured["cpu"],
+        "steps_db_cpu": measured["db"],
+    }
 
 
 def encode_per_document(embedder, documents) -> None:
