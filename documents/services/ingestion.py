@@ -238,12 +238,15 @@ def _claim_companions(document_id: int, owner: str) -> dict[int, str]:
         .values_list("pk", "pending_hash", "n_sentences")[:COMPANIONS_MAX]
     )
     companions = {}
-    for pk, digest, n_sentences in queued:
-        if (n_sentences or 0) > budget:
-            break
-        if _claim(pk, digest, owner):
-            companions[pk] = digest
-            budget -= n_sentences or 0
+    # One commit for all the claims instead of one each (a commit waits for its WAL flush); the
+    # rows are taken in pk order, as every worker takes them, so two workers cannot deadlock.
+    with transaction.atomic():
+        for pk, digest, n_sentences in queued:
+            if (n_sentences or 0) > budget:
+                break
+            if _claim(pk, digest, owner):
+                companions[pk] = digest
+                budget -= n_sentences or 0
     return companions
 
 
