@@ -31,6 +31,7 @@ class AnswerConfig:
     extractive_max_sentences: int = 4
     extractive_min_relevance: float = 0.0
     extractive_focus_document: bool = False  # answer from the top-ranked document only
+    extractive_context_weight: float = 0.0  # the preceding sentence's share of a sentence's meaning
     require_quantity_for_quantity_questions: bool = True
     llm_max_context_sentences: int = 60
     # Disagreement between documents.

@@ -58,6 +58,15 @@ def _passage_sentences(passages: Sequence[ScoredPassage]) -> list[SourceSentence
     return unique_sentences([p.passage.sentences for p in passages])
 
 
+# A sentence opening with a pronoun or "the move", "this decision": what it is about is named in
+# the sentence before it.
+_REFERS_BACK = re.compile(
+    r"^\W*(?:he|she|it|they|his|her|its|their|this|these|those|that|such|"
+    r"the\s+(?:move|deal|plan|vote|decision|agreement|measure|step|party|country|government|group))\b",
+    re.IGNORECASE,
+)
+
+
 @dataclass(frozen=True)
 class ExtractiveSettings:
     """How the extractive generator picks sentences (see ``ExtractiveGenerator``)."""
@@ -73,6 +82,9 @@ class ExtractiveSettings:
     title_words: bool = True  # the document title's words count as part of each sentence
     weighted_overlap: bool = True  # question words weighted by rarity among the context
     focus_document: bool = False  # answer from the top-ranked passage's document
+    # The share of the sentence before it in the meaning of a sentence that refers back: "He was
+    # confirmed after difficult Senate hearings" is about the nomination the sentence before names.
+    context_weight: float = 0.0
 
 
 class ExtractiveGenerator:
@@ -107,7 +119,7 @@ class ExtractiveGenerator:
         similarity = np.zeros(len(candidates))
         if self.settings.similarity_weight > 0:
             vectors = np.asarray(self.embedder.encode([question] + [s.text for s in candidates]))
-            similarity = cosine_matrix(vectors[:1], vectors[1:])[0]
+            similarity = cosine_matrix(vectors[:1], self._in_context(vectors[1:], candidates))[0]
         question_words = content_words(question)
         titles: dict[str, set[str]] = {}
         if self.settings.title_words:
@@ -167,6 +179,24 @@ class ExtractiveGenerator:
         picked = sorted((candidates[i] for i in chosen), key=lambda s: (doc_rank[s.document_id], s.ordinal))
         notes = tuple(f"selected {candidates[i].id} relevance {scores[i]:.3f}" for i in chosen)
         return Draft(tuple(DraftSentence(s.text, (s,)) for s in picked), tuple(context), notes=notes)
+
+    def _in_context(self, vectors: np.ndarray, candidates: Sequence[SourceSentence]) -> np.ndarray:
+        """The vector of each candidate that opens by referring back ("He ...", "The move ...")
+        blended with the one of the candidate just before it in its document (``context_weight``),
+        renormalised; every other candidate keeps its own."""
+        weight = self.settings.context_weight
+        if weight <= 0:
+            return vectors
+        row = {(s.document_id, s.ordinal): i for i, s in enumerate(candidates)}
+        blended = vectors.astype(np.float64, copy=True)
+        for i, sentence in enumerate(candidates):
+            if not _REFERS_BACK.match(sentence.text):
+                continue
+            before = row.get((sentence.document_id, sentence.ordinal - 1))
+            if before is not None:
+                blended[i] += weight * vectors[before]
+        norms = np.linalg.norm(blended, axis=1, keepdims=True)
+        return blended / np.where(norms > 0, norms, 1.0)
 
     def _duplicates(self, index, chosen, candidates, vectors) -> bool:
         words_i = content_words(candidates[index].text)

@@ -456,3 +456,25 @@ def test_overlap_weighs_a_rare_question_word_above_words_every_sentence_shares()
     assert best().startswith(f"selected {capital.id} ")
     # Counting every shared word alike, "sultan" and "Oman" outvote the one sentence about the capital.
     assert not best(weighted_overlap=False).startswith(f"selected {capital.id} ")
+
+
+# --- reading a sentence with the one before it ---------------------------------
+
+
+def test_a_sentence_that_continues_the_one_before_is_read_with_it():
+    # "She was confirmed ..." names no one: alone it shares no word with the question, no more than
+    # the weather does; read with the sentence before it (context_weight) it is about Bell.
+    bell = make_passage(
+        "news/bell",
+        [
+            "The weather in Atlanta was mild that winter.",
+            "Carter nominated Ruth Bell as attorney general in 1976.",
+            "She was confirmed after difficult Senate hearings in 1977.",
+        ],
+    )
+    question = "What followed once Carter nominated Ruth Bell as attorney general?"
+    settings = {"min_sentences": 2, "max_sentences": 2, "relative_floor": 0.0}
+    alone = extractive(**settings).generate(question, ranked(bell))
+    in_context = extractive(context_weight=0.4, **settings).generate(question, ranked(bell))
+    assert "weather" in " ".join(s.text for s in alone.sentences)
+    assert [s.text for s in in_context.sentences] == [bell.sentences[1].text, bell.sentences[2].text]
