@@ -153,9 +153,11 @@ Fog closed the harbour for three days in February.
 """
 
 
-def staged(corpus, filename, data, *, bulk=False) -> Document:
+def staged(corpus, filename, data, *, bulk=False, enqueue=True) -> Document:
     [parsed] = services.parse_upload(filename=filename, data=data)
-    submitted = services.document_stage(corpus=corpus, parsed=parsed, filename=filename, bulk=bulk)
+    submitted = services.document_stage(
+        corpus=corpus, parsed=parsed, filename=filename, bulk=bulk, enqueue=enqueue
+    )
     return Document.objects.get(pk=submitted.document.pk)
 
 

@@ -32,8 +32,10 @@ class FailsOnSecondCall:
 
 def embed_three(corpus, embedder, settings):
     settings.INGEST_WAVE_SENTENCES = 1  # one document a wave
+    # Not sent to the broker: these tests commit, and the session's Celery worker (started by an
+    # earlier test) would claim a document under the test's feet, leaving it 'parsing' here.
     report, fleet, weather = (
-        staged(corpus, name, data)
+        staged(corpus, name, data, enqueue=False)
         for name, data in (("report.txt", REPORT), ("fleet.txt", FLEET), ("weather.txt", WEATHER))
     )
     services.document_embed(document_id=report.pk, expected_hash=report.pending_hash, embedder=embedder)
