@@ -285,8 +285,8 @@ def _encode(
 
     The sentences of all documents are sorted by length before they are cut into
     calls, so each call (and each batch the encoder makes of it) holds lines of
-    similar length; progress is reported after each call. While ``writer`` makes
-    the previous wave live, the calls leave it a core and hold one batch each.
+    similar length; progress is reported every 256 sentences or so. While ``writer``
+    makes the previous wave live, the calls leave it a core and hold one batch each.
     """
     pks = list(texts)
     flat = [text for pk in pks for text in texts[pk]]
