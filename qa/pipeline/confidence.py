@@ -69,8 +69,8 @@ def confidence_features(
     signals: Mapping[str, float] | None,
     model: LogisticModel,
 ) -> np.ndarray:
-    """The features ``model`` names (a model file names its own: files written before the Platt
-    scaling used the answer's relevance and support share). A signal the judge did not compute (the
+    """The features ``model`` names (a model file names its own: files written before the
+    cross-fitted model used the answer's relevance and support share). A signal the judge did not compute (the
     LLM judge computes none) takes the model's mean, so that it moves the probability neither way."""
     available = {
         "answer_check_logit": logit(checked),
