@@ -47,6 +47,23 @@ def short_leases(settings):
     settings.JOB_LEASE_SECONDS, settings.JOB_HEARTBEAT_SECONDS = LEASE, HEARTBEAT
 
 
+@pytest.fixture(autouse=True)
+def cluster_settles(transactional_db):
+    """Each test leaves the module's workers idle before its database is flushed.
+
+    The cluster outlives a test; a worker still embedding a bulletin or answering a
+    question while the flush truncates the tables deadlocks with it (seen in CI).
+    Requesting ``transactional_db`` puts this teardown before the flush.
+    """
+    yield
+    wait_for(
+        lambda: not Document.objects.exclude(status__in=["ready", "failed"]).exists()
+        and not Question.objects.filter(status__in=["queued", "running"]).exists(),
+        timeout=300,
+        message="the cluster's documents and questions to settle before the flush",
+    )
+
+
 FILESYSTEM_TRANSPORT = "groundedqa_site.broker:Transport"
 
 
