@@ -1,47 +1,76 @@
 """Fit the turn-kind model (qa.pipeline.turn_kind) on the MTRAG-UN slice's train half.
 
-Each task is retrieved once as ``default`` would (its follow-up rewritten by
-conversation memory first), and the retrieval and rewrite are cached under
-var/cache, so refitting after a change to the signals costs seconds. The
-model (p(underspecified), one-vs-rest logistic regression) is fitted on train
-only; its L2 strength and threshold are chosen by conversation-grouped 5-fold
-cross-validation *within train*, maximising the share of underspecified turns
-clarified minus the share of the other turns clarified. ``--held-out`` also
-reports test and all from the signals (never used to choose anything). The
-end-to-end numbers come from ``python -m bench.mtrag_un``.
+Each train task runs once through ``default`` with the learned turn kinds on and a model that
+always answers: the run records the turn's signals (``run.turn_kind.signals``) and what answering
+it gives (an answer, a partial answer, or a refusal by the checks after generation). First turns
+have no conversation, so the rules decide them; their reply is recorded as it is. The rows are
+cached under var/cache, so refitting costs seconds.
 
-    nice -n 10 .venv/bin/python -m bench.turn_kinds            # cross-validated table
-    nice -n 10 .venv/bin/python -m bench.turn_kinds --write    # refit on all of train, store the model
+The model is one multinomial logistic regression over the answer kinds (answerable, partial,
+underspecified, unanswerable), fitted on train's follow-up turns. Its L2 strength and its two
+thresholds (ask back at p(underspecified) >= t1, else refuse at p(unanswerable) >= t2) are chosen
+by cross-validation within train, folds grouped by conversation, maximising the mean of the
+refusal F1 and the clarifying-question F1 (a question back is right for an underspecified turn,
+wrong for any other). The reported train numbers are *nested*: each outer fold's turns are decided
+by a model whose L2 and thresholds were chosen without them. Test is never read here; its numbers
+come from ``python -m bench.mtrag_un --split all`` with the written model.
+
+    nice -n 10 .venv/bin/python -m bench.turn_kinds            # nested cross-validated train table
+    nice -n 10 .venv/bin/python -m bench.turn_kinds --write    # choose by CV on all of train, store the model
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import json
 import os
-import pickle
-from dataclasses import dataclass, replace
+import tempfile
+from pathlib import Path
 
 import numpy as np
 
 from bench.mtrag_un import history_pairs, rewritten
 from bench.retrieval_quality import CACHE, DATA, MODEL, MemoEmbedder, build
-from qa.pipeline.answerability import LogisticModel
+from qa.pipeline.answerability import ANSWER_KINDS, UNANSWERABLE, UNDERSPECIFIED
 from qa.pipeline.embedding import CachingEmbedder, SentenceTransformerEmbedder
 from qa.pipeline.factory import ModelClients, build_pipeline
 from qa.pipeline.presets import get_preset
-from qa.pipeline.run import PipelineRun
-from qa.pipeline.runner import retrieve_stage
-from qa.pipeline.turn_kind import MODEL_PATH, SIGNAL_NAMES, TurnKindModel, turn_signals
+from qa.pipeline.runner import answer_question
+from qa.pipeline.turn_kind import MODEL_PATH, SIGNAL_NAMES, SoftmaxModel, TurnKindModel
 from review.benchmark_files import read_mtrag_un
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-RETRIEVED = CACHE / "mtrag_un_turns.pkl"
-# Few inputs: train has 13 underspecified turns. ``vague`` is a rule in classify_turn, not an input.
-CLARIFY_SIGNALS = (
+ROWS = CACHE / "mtrag_un_turn_rows.json"
+# What the model reads: answerability's probability for the turn as searched and as asked, what the
+# passages lack (how many focus words; whether only the rewrite's reading), and the rewrite's view
+# (a reference it could not resolve, things of that kind the passages name, how far into the
+# conversation). ``vague`` is a rule in classify_turn, not an input. Chosen among the sets in
+# ALL_INPUTS (``--inputs all``) by repeated nested CV on train (README, "Conversations (MTRAG-UN)"): fewer
+# inputs did better out of fold, with 11 underspecified follow-ups to learn from.
+INPUTS = (
+    "answerable",
+    "as_asked",
+    "missing_words",
+    "reading_missing",
+    "unresolved",
+    "reference_options",
+    "earlier_turns",
+)
+ALL_INPUTS = (
+    "answerable",
+    "as_asked",
+    "reader",
+    "best_cosine",
+    "focus_coverage",
+    "agreement",
+    "ruled_out",
+    "missing_words",
+    "name_missing",
+    "reading_missing",
     "unresolved",
     "reference_options",
     "definite_unnamed",
@@ -51,190 +80,259 @@ CLARIFY_SIGNALS = (
     "shared_words",
     "earlier_turns",
 )
-KINDS = ("answerable", "partial", "underspecified", "unanswerable")
+L2_GRID = (1.0, 3.0, 10.0, 30.0, 100.0)
+REPEATS = 4
+THRESHOLDS = tuple(np.round(np.arange(0.10, 0.91, 0.05), 2))
 
 
-@dataclass(frozen=True)
-class Task:
-    case_id: str
-    conversation_id: str
-    split: str
-    kind: str  # the gold class
-    question: str
-    rewrite: object  # conversation.Rewrite | None
-    ranked: tuple
-
-
-def retrieve_all(refresh: bool, splits: tuple[str, ...]) -> list[Task]:
-    cache = RETRIEVED.with_name(f"{RETRIEVED.stem}_{'_'.join(splits)}.pkl")
-    if cache.exists() and not refresh:
-        with cache.open("rb") as handle:
-            tasks = [Task(**row) for row in pickle.load(handle)]
-        return _rewritten_again(tasks)
+def collect(refresh: bool) -> list[dict]:
+    """One row per train task: gold class, first turn or not, signals, and the reply answering gives."""
+    if ROWS.exists() and not refresh:
+        return json.loads(ROWS.read_text())
+    always_answer = Path(tempfile.mkdtemp()) / "always_answer.json"
+    model = TurnKindModel(
+        SoftmaxModel(ANSWER_KINDS, ("answerable",), (0.0,), (1.0,), ((0.0,),) * 4, (0.0,) * 4), 2.0, 2.0
+    )
+    always_answer.write_text(json.dumps(model.to_json()))
     config = get_preset("default")
+    config = dataclasses.replace(
+        config, turns=dataclasses.replace(config.turns, learned=True, learned_model=str(always_answer))
+    )
     corpus_embedder = CachingEmbedder(SentenceTransformerEmbedder(), CACHE, MODEL)
     embedder = MemoEmbedder(corpus_embedder)
-    tasks = []
+    rows = []
     for _, plan in read_mtrag_un(DATA / "mtrag-un").items():
         index, _ = build(plan.documents, corpus_embedder)
         pipeline = build_pipeline(config, index=index, clients=ModelClients(embedder=embedder))
         for case in plan.cases:
-            if case.split not in splits:
+            if case.split != "train":
                 continue
-            history = history_pairs(case.metadata["conversation"])
-            searched = rewritten(case.question, history, "memory")
-            run = PipelineRun(
-                case.question, "default", searched.question if searched else "", conversation=searched
+            searched = rewritten(case.question, history_pairs(case.metadata["conversation"]), "memory")
+            run = answer_question(case.question, pipeline=pipeline, rewrite=searched)
+            check = run.trust.answer_check if run.trust is not None else None
+            rows.append(
+                {
+                    "case": case.case_id,
+                    "conversation": case.case_id.rsplit("-", 1)[0],
+                    "kind": case.metadata["answerability"],
+                    "first_turn": searched is None,
+                    "signals": dataclasses.asdict(run.turn_kind.signals) if run.turn_kind else None,
+                    "reply": run.answer.kind,
+                    "check_refused": bool(check is not None and not check.addresses_question),
+                }
             )
-            _, retrieval = retrieve_stage(pipeline, run)
-            conversation_id = case.case_id.rsplit("-", 1)[0]
-            kind = case.metadata["answerability"]
-            tasks.append(
-                Task(
-                    case.case_id,
-                    conversation_id,
-                    case.split,
-                    kind,
-                    case.question,
-                    searched,
-                    retrieval.ranked[:20],
-                )
-            )
-            print(f"{len(tasks)} {case.case_id} {kind}", flush=True)
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    with cache.open("wb") as handle:
-        # Plain dicts: a pickled bench class would only load under the module name that wrote it.
-        pickle.dump([task.__dict__ for task in tasks], handle)
-    return tasks
+            print(f"{len(rows)} {case.case_id} {rows[-1]['kind']} -> {rows[-1]['reply']}", flush=True)
+    ROWS.parent.mkdir(parents=True, exist_ok=True)
+    ROWS.write_text(json.dumps(rows))
+    return rows
 
 
-def _rewritten_again(tasks: list[Task]) -> list[Task]:
-    """The cached tasks with their rewrites made by the current code: the search text is what the
-    cache's retrieval used; fields added since (earlier turns, shared words) are filled in."""
-    by_id = {c.case_id: c for plan in read_mtrag_un(DATA / "mtrag-un").values() for c in plan.cases}
-    again = []
-    for task in tasks:
-        case = by_id[task.case_id]
-        searched = rewritten(case.question, history_pairs(case.metadata["conversation"]), "memory")
-        old = task.rewrite.question if task.rewrite is not None else None
-        if (searched.question if searched is not None else None) != old:
-            raise SystemExit(f"{task.case_id}: the rewrite changed since the cache; run with --refresh")
-        again.append(replace(task, rewrite=searched))
-    return again
+def matrix(rows: list[dict]) -> np.ndarray:
+    return np.array([[row["signals"][name] for name in INPUTS] for row in rows], dtype=np.float64)
 
 
-def features(tasks: list[Task]) -> np.ndarray:
-    rows = [turn_signals(t.question, t.rewrite, t.ranked) for t in tasks]
-    return np.array([row.vector(SIGNAL_NAMES) for row in rows], dtype=np.float64)
+def folds(rows: list[dict], k: int, salt: str = "") -> np.ndarray:
+    """Fold of each row by its conversation's hash: turns of one conversation stay together;
+    ``salt`` deals the conversations into other folds (repeated cross-validation)."""
+    return np.array(
+        [int(hashlib.sha1((salt + r["conversation"]).encode()).hexdigest(), 16) % k for r in rows]
+    )
 
 
-def columns(names: tuple[str, ...]) -> list[int]:
-    return [SIGNAL_NAMES.index(name) for name in names]
+def f1(predicted: np.ndarray, gold: np.ndarray) -> float:
+    hits = float((predicted & gold).sum())
+    return 2 * hits / (predicted.sum() + gold.sum()) if predicted.sum() + gold.sum() else 0.0
 
 
-def clarified(p_under: np.ndarray, vague: np.ndarray, threshold: float) -> np.ndarray:
-    """What classify_turn does: a vague turn by rule, else the model at its threshold."""
-    return (p_under >= threshold) | (vague > 0)
+def objective(kinds: np.ndarray, replies: np.ndarray) -> float:
+    """Mean of refusal F1 and clarifying-question F1 (each wrong question back or refusal costs)."""
+    return (
+        f1(replies == UNANSWERABLE, kinds == UNANSWERABLE)
+        + f1(replies == UNDERSPECIFIED, kinds == UNDERSPECIFIED)
+    ) / 2
 
 
-def shares(kinds: list[str], asked: np.ndarray) -> dict[str, float]:
-    """The share of each gold class given a clarifying question."""
-    out = {}
-    for kind in KINDS:
-        members = [i for i, k in enumerate(kinds) if k == kind]
-        out[kind] = float(np.mean(asked[members])) if members else 0.0
-    return out
+def replies_for(decisions: list[str], rows: list[dict], *, check: bool) -> np.ndarray:
+    """The reply each turn gets: a first turn the rules' reply; else a question back, a refusal, or
+    what answering gives (with ``check``, refused when the answer check says it misses the question,
+    as for single questions; the pipeline answers it, recording the check)."""
+    out = []
+    for decision, row in zip(decisions, rows, strict=True):
+        if row["first_turn"] or decision == "rules":
+            out.append(row["reply"])
+        elif decision != "answerable":
+            out.append(decision)
+        elif row["check_refused"] and check:
+            out.append(UNANSWERABLE)
+        else:
+            out.append(row["reply"])
+    return np.array(out)
 
 
-def objective(kinds: list[str], asked: np.ndarray) -> float:
-    """Underspecified turns asked, less the other turns asked (each an answer or refusal lost)."""
-    others = np.array([k != "underspecified" for k in kinds])
-    return shares(kinds, asked)["underspecified"] - float(np.mean(asked[others]))
+def decide(model: TurnKindModel, x: np.ndarray, vague: np.ndarray) -> list[str]:
+    p = model.kinds.probabilities(x)
+    return [UNDERSPECIFIED if v else model.decide(row) for row, v in zip(p, vague, strict=True)]
 
 
-def folds(tasks: list[Task], k: int = 5) -> np.ndarray:
-    """Fold of each task by its conversation's hash: turns of one conversation stay together."""
-    return np.array([int(hashlib.sha1(t.conversation_id.encode()).hexdigest(), 16) % k for t in tasks])
-
-
-def out_of_fold(x: np.ndarray, tasks: list[Task], l2: float) -> np.ndarray:
-    y = np.array([t.kind == "underspecified" for t in tasks], dtype=float)
-    fold = folds(tasks)
-    p_under = np.zeros(len(tasks))
+def out_of_fold_p(x: np.ndarray, labels: np.ndarray, fold: np.ndarray, l2: float) -> np.ndarray:
+    p = np.zeros((len(x), len(ANSWER_KINDS)))
     for f in sorted(set(fold)):
-        fitted = LogisticModel.fit(
-            x[fold != f][:, columns(CLARIFY_SIGNALS)], y[fold != f], CLARIFY_SIGNALS, l2=l2
-        )
-        p_under[fold == f] = fitted.probability(x[fold == f][:, columns(CLARIFY_SIGNALS)])
-    return p_under
+        fitted = SoftmaxModel.fit(x[fold != f], labels[fold != f], ANSWER_KINDS, INPUTS, l2=l2)
+        p[fold == f] = fitted.probabilities(x[fold == f])
+    return p
 
 
-def best_threshold(kinds: list[str], p_under: np.ndarray, vague: np.ndarray) -> float:
-    """The best threshold on these probabilities; ties go to the one nearest 0.5."""
-    grid = np.round(np.arange(0.05, 0.96, 0.05), 2)
-    return float(max(grid, key=lambda t: (objective(kinds, clarified(p_under, vague, t)), -abs(t - 0.5))))
+def choose(rows: list[dict], *, check: bool, k: int = 5) -> tuple[float, float, float, float]:
+    """(L2, clarify threshold, refuse threshold, objective) by k-fold CV over these follow-up rows."""
+    x, labels = matrix(rows), np.array([r["kind"] for r in rows])
+    vague = np.array([r["signals"]["vague"] > 0 for r in rows])
+    fold = folds(rows, k)
+    best = None
+    for l2 in L2_GRID:
+        p = out_of_fold_p(x, labels, fold, l2)
+        for t_clarify in THRESHOLDS:
+            for t_refuse in THRESHOLDS:
+                model = _thresholded(t_clarify, t_refuse)
+                decisions = [
+                    UNDERSPECIFIED if v else model.decide(row) for row, v in zip(p, vague, strict=True)
+                ]
+                value = objective(labels, replies_for(decisions, rows, check=check))
+                # Ties: the larger L2, then thresholds nearest 0.5 (less fitted to a few turns).
+                key = (round(value, 6), l2, -abs(t_clarify - 0.5) - abs(t_refuse - 0.5))
+                if best is None or key > best[0]:
+                    best = (key, l2, float(t_clarify), float(t_refuse), value)
+    _, l2, t_clarify, t_refuse, value = best
+    return l2, t_clarify, t_refuse, value
 
 
-def report(label: str, kinds: list[str], asked: np.ndarray) -> None:
-    s = shares(kinds, asked)
-    print(f"{label:<40} n={len(kinds):>3}  clarified: " + "  ".join(f"{k} {s[k]:.3f}" for k in KINDS))
+def _thresholded(t_clarify: float, t_refuse: float) -> TurnKindModel:
+    dummy = SoftmaxModel(ANSWER_KINDS, (), (), (), ((),) * 4, (0.0,) * 4)
+    return TurnKindModel(dummy, t_clarify, t_refuse)
+
+
+def fitted(rows: list[dict], l2: float, t_clarify: float, t_refuse: float, note: str = "") -> TurnKindModel:
+    softmax = SoftmaxModel.fit(matrix(rows), np.array([r["kind"] for r in rows]), ANSWER_KINDS, INPUTS, l2=l2)
+    return TurnKindModel(softmax, t_clarify, t_refuse, note)
+
+
+def nested(rows: list[dict], *, check: bool, salt: str = "") -> list[str]:
+    """Each follow-up's decision by a model chosen and fitted without its outer fold."""
+    follow = [r for r in rows if not r["first_turn"]]
+    fold = folds(follow, 5, salt)
+    decisions = {}
+    for f in sorted(set(fold)):
+        inner = [r for r, g in zip(follow, fold, strict=True) if g != f]
+        outer = [r for r, g in zip(follow, fold, strict=True) if g == f]
+        l2, t_clarify, t_refuse, _ = choose(inner, check=check, k=4)
+        model = fitted(inner, l2, t_clarify, t_refuse)
+        vague = np.array([r["signals"]["vague"] > 0 for r in outer])
+        for row, decision in zip(outer, decide(model, matrix(outer), vague), strict=True):
+            decisions[row["case"]] = decision
+        if not salt:
+            print(f"  outer fold {f}: L2 {l2}, ask back at {t_clarify:.2f}, refuse at {t_refuse:.2f}")
+    return [decisions.get(r["case"], "rules") for r in rows]
+
+
+def summary(rows: list[dict], replies: np.ndarray) -> tuple[float, float, float, float]:
+    """(refusal F1, refusal precision, clarified share, clarifying-question F1)."""
+    kinds = np.array([r["kind"] for r in rows])
+    refused, gold, under = replies == UNANSWERABLE, kinds == UNANSWERABLE, kinds == UNDERSPECIFIED
+    precision = float((refused & gold).sum() / refused.sum()) if refused.sum() else 0.0
+    clarified = float((replies[under] == UNDERSPECIFIED).mean())
+    return f1(refused, gold), precision, clarified, f1(replies == UNDERSPECIFIED, under)
+
+
+def report(label: str, rows: list[dict], replies: np.ndarray) -> None:
+    kinds = np.array([r["kind"] for r in rows])
+    refused, gold = replies == UNANSWERABLE, kinds == UNANSWERABLE
+    hits = float((refused & gold).sum())
+    precision = hits / refused.sum() if refused.sum() else 0.0
+    recall = hits / gold.sum() if gold.sum() else 0.0
+    under = kinds == UNDERSPECIFIED
+    print(
+        f"{label}: refusal P/R/F1 {precision:.3f}/{recall:.3f}/{f1(refused, gold):.3f}; "
+        f"clarified {float((replies[under] == UNDERSPECIFIED).mean()):.3f}; "
+        f"clarify F1 {f1(replies == UNDERSPECIFIED, under):.3f}"
+    )
+    for kind in ANSWER_KINDS:
+        share = [float((replies[kinds == kind] == reply).mean()) for reply in ANSWER_KINDS]
+        print(f"    {kind:<15} n={int((kinds == kind).sum()):>3}  " + " / ".join(f"{s:.3f}" for s in share))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--refresh", action="store_true", help="retrieve again (after a retrieval change)")
-    parser.add_argument(
-        "--write", action="store_true", help=f"refit on all of train, write {MODEL_PATH.name}"
-    )
-    parser.add_argument("--cases", action="store_true", help="print train's out-of-fold probabilities")
-    parser.add_argument("--signals", help="comma-separated model inputs (default: CLARIFY_SIGNALS)")
-    parser.add_argument("--held-out", action="store_true", help="also report test and all (never to tune on)")
+    parser.add_argument("--refresh", action="store_true", help="run the train tasks again")
+    parser.add_argument("--write", action="store_true", help=f"fit on all of train, write {MODEL_PATH.name}")
+    parser.add_argument("--check", action="store_true", help="let the answer check refuse learned answers")
+    parser.add_argument("--inputs", help="comma-separated model inputs (default: INPUTS; all: ALL_INPUTS)")
+    parser.add_argument("--json", help="write the cross-validated numbers here")
     args = parser.parse_args()
-    global CLARIFY_SIGNALS
-    CLARIFY_SIGNALS = tuple(args.signals.split(",")) if args.signals else CLARIFY_SIGNALS
-    tasks = retrieve_all(args.refresh, ("train", "test") if args.held_out else ("train",))
-    train = [t for t in tasks if t.split == "train"]
-    kinds = [t.kind for t in train]
-    x_train = features(train)
-    vague = x_train[:, SIGNAL_NAMES.index("vague")]
-    chosen = None
-    for l2 in (0.3, 1.0, 3.0, 10.0):
-        p_under = out_of_fold(x_train, train, l2)
-        threshold = best_threshold(kinds, p_under, vague)
-        # Chosen on the same out-of-fold probabilities: optimistic, equally so for every L2.
-        value = objective(kinds, clarified(p_under, vague, threshold))
-        report(
-            f"train 5-fold, L2 {l2}, threshold {threshold:.2f}", kinds, clarified(p_under, vague, threshold)
-        )
-        if chosen is None or value > chosen[0]:
-            chosen = (value, l2, threshold, p_under)
-    _, l2, threshold, p_under = chosen
-    if args.cases:
-        for task, p in zip(train, p_under, strict=True):
-            print(f"  {task.kind:>14} p={p:.2f} | {task.question[:90]!r}")
-    counts = ", ".join(f"{k} {kinds.count(k)}" for k in KINDS)
+    global INPUTS
+    if args.inputs:
+        INPUTS = ALL_INPUTS if args.inputs == "all" else tuple(args.inputs.split(","))
+    rows = collect(args.refresh)
+    check = args.check
+    assert all(r["signals"] is not None for r in rows if not r["first_turn"]), "rows lack turn signals"
+    print(
+        f"train: {len(rows)} tasks, {sum(not r['first_turn'] for r in rows)} follow-ups; answer check {check}"
+    )
+    report(
+        "rules' replies where the rules decide, answers elsewhere",
+        rows,
+        replies_for(["answerable"] * len(rows), rows, check=check),
+    )
+    first_deal = replies_for(nested(rows, check=check), rows, check=check)
+    report("nested 5-fold CV (train)", rows, first_deal)
+    repeated = np.array(
+        [
+            summary(rows, replies_for(nested(rows, check=check, salt=str(seed)), rows, check=check))
+            for seed in range(1, REPEATS + 1)
+        ]
+    )
+    mean = repeated.mean(axis=0)
+    print(
+        f"nested CV repeated over {REPEATS} other fold deals (mean): refusal F1 {mean[0]:.3f} "
+        f"(P {mean[1]:.3f}), clarified {mean[2]:.3f}, "
+        f"clarify F1 {mean[3]:.3f}; objective {(mean[0] + mean[3]) / 2:.3f}"
+    )
+    follow = [r for r in rows if not r["first_turn"]]
+    l2, t_clarify, t_refuse, value = choose(follow, check=check)
+    counts = ", ".join(f"{k} {sum(r['kind'] == k for r in follow)}" for k in ANSWER_KINDS)
     note = (
-        f"MTRAG-UN slice, train half only ({len(train)} tasks: {counts}), retrieval by default; "
-        f"L2 {l2} and threshold by conversation-grouped 5-fold cross-validation within train"
+        f"MTRAG-UN slice, train half only: its {len(follow)} follow-up turns ({counts}); retrieval and "
+        f"answerability by default; L2 {l2} and thresholds by conversation-grouped 5-fold "
+        f"cross-validation within train (mean of refusal F1 and clarifying-question F1 {value:.3f})"
     )
-    y = np.array([k == "underspecified" for k in kinds], dtype=float)
-    model = TurnKindModel(
-        LogisticModel.fit(x_train[:, columns(CLARIFY_SIGNALS)], y, CLARIFY_SIGNALS, l2=l2), threshold, note
+    model = fitted(follow, l2, t_clarify, t_refuse, note)
+    vague = np.array([r["signals"]["vague"] > 0 for r in follow])
+    decisions = dict(zip((r["case"] for r in follow), decide(model, matrix(follow), vague), strict=True))
+    in_sample = [decisions.get(r["case"], "rules") for r in rows]
+    report(
+        f"fitted on all of train (in sample), L2 {l2}, {t_clarify:.2f}/{t_refuse:.2f}",
+        rows,
+        replies_for(in_sample, rows, check=check),
     )
-    for split in ("train", "test", "all") if args.held_out else ("train",):
-        chosen_tasks = [t for t in tasks if split == "all" or t.split == split]
-        x = features(chosen_tasks)
-        p = model.clarify.probability(x[:, columns(CLARIFY_SIGNALS)])
-        asked = clarified(p, x[:, SIGNAL_NAMES.index("vague")], threshold)
-        report(f"{split} (fitted on train)", [t.kind for t in chosen_tasks], asked)
-    print("weights:", {n: round(c, 2) for n, c in zip(model.clarify.names, model.clarify.coef, strict=True)})
+    for kind, row in zip(model.kinds.kinds, model.kinds.coef, strict=True):
+        print(f"  {kind:<15}", {n: round(c, 2) for n, c in zip(INPUTS, row, strict=True)})
+    if args.json:
+        names = ("refusal_f1", "refusal_precision", "clarified", "clarify_f1")
+        numbers = {
+            "inputs": list(INPUTS),
+            "answer_check": check,
+            "nested_cv_first_deal": dict(zip(names, summary(rows, first_deal), strict=True)),
+            f"nested_cv_mean_of_{REPEATS}_other_deals": dict(zip(names, map(float, mean), strict=True)),
+            "in_sample": dict(
+                zip(names, summary(rows, replies_for(in_sample, rows, check=check)), strict=True)
+            ),
+            "chosen": {"l2": l2, "clarify_threshold": t_clarify, "refuse_threshold": t_refuse},
+        }
+        Path(args.json).write_text(json.dumps(numbers, indent=1) + "\n")
     if args.write:
-        with MODEL_PATH.open("w", encoding="utf-8") as handle:
-            json.dump(model.to_json(), handle, indent=1)
-            handle.write("\n")
+        MODEL_PATH.write_text(json.dumps(model.to_json(), indent=1) + "\n")
         print(f"wrote {MODEL_PATH}")
+    assert set(INPUTS) <= set(SIGNAL_NAMES)
 
 
 if __name__ == "__main__":

@@ -1,21 +1,21 @@
-"""Whether a conversation turn needs a clarifying question before anything is searched for.
+"""A conversation turn's reply kind: ask back, refuse, or answer, learned from signals.
 
 A follow-up can point at something the conversation never named ("this
-outpatient clinic", "the animal", "a specific city"), or at one of several
-things the documents describe alike ("this language": Spanish, Italian,
-Xhosa). ``turn_signals`` reads one turn into plain numbers (``TurnSignals``):
-what the rewrite could not resolve, how many things of that kind the passages
-name, and how many different documents' subjects fit the question equally.
-A logistic model (``LogisticModel``, the one answerability uses) turns them
-into p(underspecified); ``classify_turn`` asks back when it reaches the stored
-threshold, and otherwise leaves the turn to answerability (issue 11), which
-answers, answers in part, or refuses.
+outpatient clinic", "the animal"), at one of several things the documents
+describe alike ("this language": Spanish, Italian, Xhosa), or at something the
+corpus does not hold. ``turn_signals`` reads one turn into plain numbers
+(``TurnSignals``) from what the pipeline already computed: answerability's
+probability for the turn as searched and as asked, the focus words the passages
+lack, what the rewrite could not resolve, and how many things of that kind the
+passages name. ``SoftmaxModel`` turns them into p(kind) over the answer kinds
+answerability defines (answerable, partial, underspecified, unanswerable), and
+``classify_turn`` asks back, refuses or answers by the stored thresholds
+(``TurnKindModel.decide``). The stage that uses it is ``stages._learned_turn``.
 
-The model and threshold were fitted on the MTRAG-UN slice's *train* half only
+The model and thresholds were fitted on the MTRAG-UN slice's *train* half only
 (``bench/turn_kinds.py --write``; ``trained_on`` in ``turn_kind_model.json``
-says what it saw). A learned refusal model was tried beside it and dropped:
-on train's out-of-fold turns it refused worse than answerability's gates
-(bench/README.md). Everything here is heuristic and labelled so in the notes.
+says what it saw), with nested cross-validation within train. Everything here is
+heuristic and labelled so in the notes.
 """
 
 from __future__ import annotations
@@ -26,15 +26,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
 
-from qa.pipeline.answerability import LogisticModel
+import numpy as np
+
+from qa.pipeline.answerability import (
+    ANSWER_KINDS,
+    ANSWERABLE,
+    UNANSWERABLE,
+    UNDERSPECIFIED,
+    AnswerabilityVerdict,
+    AnswerKind,
+)
 from qa.pipeline.conversation import Rewrite, rewrite
 from qa.pipeline.questions import analyse_question, names_too_little
 from qa.pipeline.text import STOPWORDS, stem, words
 from qa.pipeline.types import ScoredPassage
 
-TurnKind = Literal["answer", "clarify"]
 MODEL_PATH = Path(__file__).with_name("turn_kind_model.json")
 
 # A run of capitalised words on one line (a name never spans a line break: page menus and
@@ -63,6 +70,25 @@ class TurnSignals:
     covered_titles: float
     earlier_turns: float  # turns before this one, /8, at most 1
     shared_words: float  # share of the turn's content words the conversation already used
+    # What answerability made of the turn (``turn_signals``' ``verdict``; 0 when not judged, as in
+    # runs stored before these fields): its probability for the turn as searched and for the turn
+    # as asked (references left as written; the same when the rewrite changed nothing), the
+    # reader's and the best sentence's scores, the share of focus words the passages hold, whether
+    # the lexical and dense retrievers agree on the top document, and whether a hard rule refused.
+    answerable: float = 0.0
+    as_asked: float = 0.0
+    reader: float = 0.0
+    best_cosine: float = 0.0
+    focus_coverage: float = 0.0
+    agreement: float = 0.0
+    ruled_out: float = 0.0
+    # Focus words no top passage holds (qa.pipeline.turns.missing_parts), /4 at most 1, and 1 when
+    # one of them is a name the turn writes capitalised (the passages are about something else).
+    missing_words: float = 0.0
+    name_missing: float = 0.0
+    # 1 when every missing word is one the rewrite put in (a pronoun's reading, a carried subject):
+    # the turn as written is covered, its reading is what the passages lack.
+    reading_missing: float = 0.0
 
     def vector(self, names: Sequence[str]) -> list[float]:
         return [getattr(self, name) for name in names]
@@ -72,10 +98,19 @@ SIGNAL_NAMES: tuple[str, ...] = tuple(TurnSignals.__dataclass_fields__)
 
 
 def turn_signals(
-    question: str, conversation: Rewrite | None, ranked: Sequence[ScoredPassage], *, top: int = 5
+    question: str,
+    conversation: Rewrite | None,
+    ranked: Sequence[ScoredPassage],
+    *,
+    top: int = 5,
+    verdict: AnswerabilityVerdict | None = None,
+    as_asked: AnswerabilityVerdict | None = None,
+    missing: Sequence[str] = (),
 ) -> TurnSignals:
     """``question`` as asked; ``conversation`` its rewrite (None: a first turn); ``ranked`` the
-    passages retrieved for the rewrite, best first."""
+    passages retrieved for the rewrite, best first; ``verdict`` answerability's for the rewrite and
+    ``as_asked`` for the turn as asked (None: not judged; the same verdict when the rewrite changed
+    nothing); ``missing`` the rewrite's focus words no top passage holds."""
     turn = conversation if conversation is not None else rewrite(question, ())
     analysis = analyse_question(turn.question)
     head = list(ranked[:top])
@@ -92,7 +127,53 @@ def turn_signals(
         covered_titles=_covered_titles(analysis.focus, head),
         earlier_turns=min(turn.earlier_turns, 8) / 8,
         shared_words=turn.shared_words,
+        **_answerability_fields(verdict, as_asked or verdict),
+        missing_words=min(len(missing), 4) / 4,
+        name_missing=float(bool(names_missing(question, missing))),
+        reading_missing=float(only_the_reading(conversation, missing)),
     )
+
+
+def _answerability_fields(
+    verdict: AnswerabilityVerdict | None, as_asked: AnswerabilityVerdict | None
+) -> dict:
+    if verdict is None:
+        return {}
+    judged = verdict.signals
+    return {
+        "answerable": verdict.probability,
+        "as_asked": as_asked.probability if as_asked is not None else verdict.probability,
+        "reader": judged.reader_answerable if judged else 0.0,
+        "best_cosine": judged.best_sentence_cosine if judged else 0.0,
+        "focus_coverage": judged.focus_coverage if judged else 0.0,
+        "agreement": judged.retriever_agreement if judged else 0.0,
+        "ruled_out": float(verdict.by_rule and verdict.kind == UNANSWERABLE),
+    }
+
+
+def names_missing(question: str, missing: Sequence[str]) -> tuple[str, ...]:
+    """The missing words the question writes capitalised past its first word ("Spanish", "EDGE"):
+    a name no passage mentions means the passages are about something else."""
+    tokens = re.findall(r"[A-Za-z][A-Za-z'-]*", question)
+    capitalised = {t.lower() for t in tokens[1:] if t[0].isupper()}
+    return tuple(m for m in missing if m.lower() in capitalised)
+
+
+def only_the_reading(conversation: Rewrite | None, missing: Sequence[str]) -> bool:
+    """Whether every word the passages lack is one the rewrite put in (a pronoun's reading, a carried
+    subject): the turn as the analyst wrote it is covered, so a partial answer would blame the
+    sources for the rewrite's guess ("the sources do not cover 'causeway'" for "this outpatient
+    clinic" read as the Causeway VA Clinic)."""
+    if conversation is None or not missing:
+        return False
+    added = {w for said, meant in conversation.resolved for w in words_put_in(said, meant)}
+    added |= {stem(w) for subject in conversation.carried for w in words(subject)}
+    return all(stem(w) in added for m in missing for w in words(m))
+
+
+def words_put_in(said: str, meant: str) -> set[str]:
+    """The stems the reading added to what the analyst wrote (an ellipsis's reading repeats most of it)."""
+    return {stem(w) for w in words(meant)} - {stem(w) for w in words(said)}
 
 
 def _title(hit: ScoredPassage) -> str:
@@ -182,18 +263,119 @@ def _name_sources(hit: ScoredPassage) -> list[str]:
 
 
 @dataclass(frozen=True)
-class TurnKindModel:
-    """p(underspecified) and the threshold chosen on the tuning data."""
+class SoftmaxModel:
+    """p(kind) = softmax(intercept + coef . (x - mean) / scale) over ``kinds``: one multinomial
+    logistic regression, fitted by ``fit`` (bench/turn_kinds.py) and stored as JSON."""
 
-    clarify: LogisticModel
+    kinds: tuple[str, ...]
+    names: tuple[str, ...]
+    mean: tuple[float, ...]
+    scale: tuple[float, ...]
+    coef: tuple[tuple[float, ...], ...]  # one row per kind
+    intercept: tuple[float, ...]
+
+    def probabilities(self, x: np.ndarray) -> np.ndarray:
+        """(n, kinds) probabilities for rows of signals in ``names`` order."""
+        x = np.atleast_2d(np.asarray(x, dtype=np.float64))
+        z = (
+            np.array(self.intercept)
+            + ((x - np.array(self.mean)) / np.array(self.scale)) @ np.array(self.coef).T
+        )
+        return _softmax(z)
+
+    @classmethod
+    def fit(
+        cls,
+        x: np.ndarray,
+        labels: Sequence[str],
+        kinds: Sequence[str],
+        names: Sequence[str],
+        *,
+        l2: float = 1.0,
+    ) -> SoftmaxModel:
+        """Maximum likelihood with an L2 penalty on the weights (not the intercepts), by Newton's
+        method with step halving: a few dozen parameters, so the full Hessian is cheap."""
+        x = np.asarray(x, dtype=np.float64)
+        mean, scale = x.mean(axis=0), x.std(axis=0)
+        scale[scale == 0] = 1.0
+        design = np.hstack([np.ones((len(x), 1)), (x - mean) / scale])
+        target = np.array([[label == kind for kind in kinds] for label in labels], dtype=np.float64)
+        k, d = len(kinds), design.shape[1]
+        # A tiny ridge on the intercepts too: softmax is unchanged by adding one constant to all.
+        ridge = np.tile(np.r_[1e-6, np.full(d - 1, l2)], k)
+
+        def loss(w: np.ndarray) -> float:
+            z = design @ w.reshape(k, d).T
+            z -= z.max(axis=1, keepdims=True)
+            log_p = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+            return float(-(target * log_p).sum() + 0.5 * (ridge * w * w).sum())
+
+        weights = np.zeros(k * d)
+        for _ in range(100):
+            p = _softmax(design @ weights.reshape(k, d).T)
+            gradient = ((p - target).T @ design).ravel() + ridge * weights
+            hessian = np.zeros((k * d, k * d))
+            for a in range(k):
+                for b in range(k):
+                    w_ab = p[:, a] * ((a == b) - p[:, b])
+                    hessian[a * d : (a + 1) * d, b * d : (b + 1) * d] = design.T @ (design * w_ab[:, None])
+            step = np.linalg.solve(hessian + np.diag(ridge), gradient)
+            size, before = 1.0, loss(weights)
+            while loss(weights - size * step) > before and size > 1e-4:
+                size /= 2
+            weights = weights - size * step
+            if np.abs(size * step).max() < 1e-8:
+                break
+        w = weights.reshape(k, d)
+        return cls(
+            tuple(kinds), tuple(names), tuple(mean), tuple(scale), tuple(map(tuple, w[:, 1:])), tuple(w[:, 0])
+        )
+
+    def to_json(self) -> dict:
+        return {
+            "kinds": list(self.kinds),
+            "names": list(self.names),
+            "mean": list(self.mean),
+            "scale": list(self.scale),
+            "coef": [list(row) for row in self.coef],
+            "intercept": list(self.intercept),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict) -> SoftmaxModel:
+        return cls(
+            tuple(data["kinds"]),
+            tuple(data["names"]),
+            tuple(data["mean"]),
+            tuple(data["scale"]),
+            tuple(tuple(row) for row in data["coef"]),
+            tuple(data["intercept"]),
+        )
+
+
+def _softmax(z: np.ndarray) -> np.ndarray:
+    z = z - z.max(axis=1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=1, keepdims=True)
+
+
+@dataclass(frozen=True)
+class TurnKindModel:
+    """p(kind) over the answer kinds and the two thresholds chosen on the tuning data: ask back when
+    p(underspecified) reaches ``clarify_threshold``, else refuse when p(unanswerable) reaches
+    ``refuse_threshold``, else answer (in full or in part, as the passages allow)."""
+
+    kinds: SoftmaxModel
     clarify_threshold: float
+    refuse_threshold: float
     trained_on: str = ""
 
     @classmethod
     def from_json(cls, data: dict) -> TurnKindModel:
         return cls(
-            clarify=LogisticModel.from_json(data["clarify"]),
+            kinds=SoftmaxModel.from_json(data["kinds"]),
             clarify_threshold=float(data["clarify_threshold"]),
+            refuse_threshold=float(data["refuse_threshold"]),
             trained_on=data.get("trained_on", ""),
         )
 
@@ -201,38 +383,60 @@ class TurnKindModel:
         return {
             "trained_on": self.trained_on,
             "clarify_threshold": self.clarify_threshold,
-            "clarify": self.clarify.to_json(),
+            "refuse_threshold": self.refuse_threshold,
+            "kinds": self.kinds.to_json(),
         }
 
+    def decide(self, probabilities: Sequence[float]) -> AnswerKind:
+        """The reply for one turn's p(kind) (in ``kinds.kinds`` order); the bench's cross-validation
+        calls this too, so what it measures is what runs."""
+        p = dict(zip(self.kinds.kinds, probabilities, strict=True))
+        if p[UNDERSPECIFIED] >= self.clarify_threshold:
+            return UNDERSPECIFIED
+        if p[UNANSWERABLE] >= self.refuse_threshold:
+            return UNANSWERABLE
+        return ANSWERABLE
 
-@lru_cache(maxsize=2)
+
+@lru_cache(maxsize=4)
 def load_turn_model(path: Path | str = MODEL_PATH) -> TurnKindModel:
-    with Path(path).open(encoding="utf-8") as handle:
+    with Path(path or MODEL_PATH).open(encoding="utf-8") as handle:
         return TurnKindModel.from_json(json.load(handle))
 
 
 @dataclass(frozen=True)
 class TurnKindVerdict:
-    """``kind``: "clarify" (ask back), or "answer" (answerability and its gates decide)."""
+    """``kind``: ``underspecified`` (ask back), ``unanswerable`` (refuse) or ``answerable`` (answer,
+    in part when the passages lack some of what is asked). Traces stored before the four kinds say
+    "clarify" or "answer"."""
 
-    kind: TurnKind
+    kind: str
     p_underspecified: float
     reason: str
     signals: TurnSignals
+    # p(kind) for each answer kind, in ANSWER_KINDS order (empty in traces stored before them).
+    probabilities: tuple[float, ...] = ()
+
+    @property
+    def clarifies(self) -> bool:
+        return self.kind in (UNDERSPECIFIED, "clarify")
 
 
 def classify_turn(signals: TurnSignals, model: TurnKindModel | None = None) -> TurnKindVerdict:
-    """Clarify when the question is vague (a rule: nothing to search for) or p(underspecified)
-    reaches the threshold; else answer. Clarifying comes before answerability: a turn that points
-    at nothing cannot be judged against the corpus, so refusing it would blame the documents."""
+    """Ask back when the question is vague (a rule: nothing to search for) or the model says so;
+    refuse or answer as it says otherwise. Clarifying comes first: a turn that points at nothing
+    cannot be judged against the corpus, so refusing it would blame the documents."""
     model = model or load_turn_model()
-    p_under = float(model.clarify.probability(signals.vector(model.clarify.names))[0])
+    row = model.kinds.probabilities(signals.vector(model.kinds.names))[0]
+    by_kind = dict(zip(model.kinds.kinds, (float(v) for v in row), strict=True))
+    probabilities = tuple(by_kind.get(kind, 0.0) for kind in ANSWER_KINDS)
+    shown = ", ".join(f"{kind} {by_kind[kind]:.2f}" for kind in model.kinds.kinds)
     if signals.vague:
-        return TurnKindVerdict("clarify", p_under, "the question names too little to search for", signals)
-    if p_under >= model.clarify_threshold:
-        return TurnKindVerdict(
-            "clarify", p_under, f"p(underspecified) {p_under:.2f} >= {model.clarify_threshold:.2f}", signals
+        kind, reason = UNDERSPECIFIED, "the question names too little to search for"
+    else:
+        kind = model.decide(row)
+        reason = (
+            f"p(kind): {shown}; ask back at p(underspecified) >= {model.clarify_threshold:.2f}, "
+            f"refuse at p(unanswerable) >= {model.refuse_threshold:.2f}"
         )
-    return TurnKindVerdict(
-        "answer", p_under, f"p(underspecified) {p_under:.2f} < {model.clarify_threshold:.2f}", signals
-    )
+    return TurnKindVerdict(kind, by_kind[UNDERSPECIFIED], reason, signals, probabilities)

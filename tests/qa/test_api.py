@@ -150,3 +150,33 @@ def test_an_unknown_qa_default_preset_is_named_instead_of_answering(analyst, wes
     assert "QA_DEFAULT_PRESET='fastest'" in check_default_preset()[0].msg
     with pytest.raises(ImproperlyConfigured, match="QA_DEFAULT_PRESET"):
         ask(client_for(analyst), westmere, "What is the capital of Westmere?")
+
+
+@pytest.mark.django_db
+def test_a_vague_follow_up_is_asked_back_and_an_answerable_one_answered(analyst, westmere):
+    from qa import services
+
+    client = client_for(analyst)
+    first = services.answer_now(corpus=westmere, text="What is the capital of Westmere?", user=analyst)
+    # Nothing earlier in the conversation names an organisation: "this organisation" points at nothing.
+    vague = services.answer_now(
+        corpus=westmere,
+        text="How many staff did this organisation employ?",
+        user=analyst,
+        conversation=first.conversation,
+    )
+    body = client.get(f"/api/questions/{vague.pk}/").json()
+    assert body["conversation"] == first.conversation_id
+    assert body["answer"]["kind"] == "underspecified" and not body["answer"]["refused"]
+    assert body["answer"]["text"].startswith("Which organisation do you mean?")
+    assert "learned turn-kind model" in body["answer"]["note"]
+    assert all(not s["citations"] for s in body["answer"]["sentences"])
+    # The same conversation goes on: a follow-up whose "it" memory resolves is answered with the fact.
+    answerable = services.answer_now(
+        corpus=westmere, text="When did it gain independence?", user=analyst, conversation=first.conversation
+    )
+    body = client.get(f"/api/questions/{answerable.pk}/").json()
+    assert body["standalone_text"] == "When did Westmere gain independence?"
+    assert body["answer"]["kind"] in ("answerable", "partial") and not body["answer"]["refused"]
+    assert "1962" in body["answer"]["text"]
+    assert any("1962" in c["text"] for s in body["answer"]["sentences"] for c in s["citations"])
