@@ -20,6 +20,7 @@ answer, the answer's relevance features and its citation F1. Then:
     QA_BENCH_DATA=/work/shared/data .venv/bin/python bench/answerability.py --write    # and store the model
     ... --cached    # reuse var/answerability_rows.json (signals only change with the code)
     ... --reader bench/results/reader_heldout.json   # add the passage reader's signal (held out)
+    ... --json bench/results/answerability.json      # the held-out numbers per fold split, as JSON
 
 ``--reader`` takes bench/train_reader.py's packed per-fold models (12 MB, not in
 the repository), or the scores they gave, bench/results/reader_heldout.json: a
@@ -216,7 +217,7 @@ def gather(args) -> list[dict]:
     return rows
 
 
-def summarise(name: str, rows: list[dict], decisions: Decisions) -> None:
+def summarise(name: str, rows: list[dict], decisions: Decisions) -> dict:
     answerable = np.array([row["answerable"] for row in rows])
     refused = decisions.refused
     rp, rr, rf = prf(refused, ~answerable)
@@ -236,6 +237,15 @@ def summarise(name: str, rows: list[dict], decisions: Decisions) -> None:
         f"confidence ECE {ece(decisions.confidence, outcomes):.3f} (right {outcomes.mean():.2f})  "
         f"answerable citation F1 (refused = 0) {np.mean(cited) if cited else float('nan'):.3f}"
     )
+    return {
+        "questions": len(rows),
+        "unanswerable": int((~answerable).sum()),
+        "unanswerable_refused": int((refused & ~answerable).sum()),
+        "answerable_refused": int((refused & answerable).sum()),
+        "unanswerable_f1": round(rf, 4),
+        "answerable_recall": round(ar, 4),
+        "answerable_citation_f1": round(float(np.mean(cited)), 4) if cited else None,
+    }
 
 
 def held_out(clapnq_rows: list[dict], extra: list[dict], args, seed: int = 0) -> Decisions:
@@ -253,15 +263,43 @@ def held_out(clapnq_rows: list[dict], extra: list[dict], args, seed: int = 0) ->
     return merged
 
 
-def cross_validate(rows: list[dict], args) -> None:
+def cross_validate(rows: list[dict], args) -> dict:
+    """The held-out decisions of each fold split, printed; returned for ``--json``."""
     clapnq_rows = [r for r in rows if r["dataset"] == "clapnq-dev"]
     extra = [r for r in rows if r["dataset"] == "analyst-bench-train"]
     splits = [held_out(clapnq_rows, extra, args, seed) for seed in SPLITS]
     summarise(f"CLAPNQ-dev, {FOLDS}-fold held-out", clapnq_rows, splits[0])
+    answerable = np.array([r["answerable"] for r in clapnq_rows])
+    cells, table = [], []
+    for seed, decisions in zip(SPLITS, splits, strict=True):
+        p, r, f = prf(decisions.refused, ~answerable)
+        recall = prf(~decisions.refused, answerable)[1]
+        cells.append((f, recall))
+        table.append(
+            {
+                "split": seed,
+                "unanswerable_precision": round(p, 4),
+                "unanswerable_recall": round(r, 4),
+                "unanswerable_f1": round(f, 4),
+                "answerable_recall": round(recall, 4),
+                "auc_p_answerable": round(auc(decisions.p_answerable, answerable), 4),
+            }
+        )
+        print(
+            f"  fold split {seed}: unanswerable P/R/F1 {p:.3f}/{r:.3f}/{f:.3f}, "
+            f"answerable recall {recall:.3f}"
+        )
+    means = np.mean(cells, axis=0)
+    print(f"  mean over fold splits: unanswerable F1 {means[0]:.3f}, answerable recall {means[1]:.3f}")
     calibration_report(clapnq_rows, splits, SPLITS)
+    return {
+        "splits": table,
+        "mean_unanswerable_f1": round(float(means[0]), 4),
+        "mean_answerable_recall": round(float(means[1]), 4),
+    }
 
 
-def ceiling(rows: list[dict], args, *, min_recall: float = 0.95, seeds: tuple[int, ...] = (0, 1, 2)) -> None:
+def ceiling(rows: list[dict], args, *, min_recall: float = 0.95, seeds: tuple[int, ...] = (0, 1, 2)) -> dict:
     """An upper bound for the goal (unanswerable F1 at answerable recall >= 0.95 on CLAPNQ-dev): the
     held-out p(answerable) of each fold's model, thresholded at the best value for the held-out
     questions themselves (which no deployed threshold can know), averaged over three fold splits."""
@@ -288,15 +326,20 @@ def ceiling(rows: list[dict], args, *, min_recall: float = 0.95, seeds: tuple[in
         f"  ceiling: CLAPNQ-dev held-out AUC {mean_auc:.3f}; best unanswerable F1 at answerable recall "
         f">= {min_recall} with a threshold chosen on the held-out questions {mean_best:.3f} (seeds {seeds})"
     )
+    return {"auc": round(float(mean_auc), 4), "best_f1_at_recall_0.95": round(float(mean_best), 4)}
 
 
-def report_fitted(rows: list[dict], models: Models, args) -> None:
+def report_fitted(rows: list[dict], models: Models, args) -> dict:
+    """Each dataset decided by the models fitted on all tuning data; returned for ``--json``."""
+    report = {}
     for dataset in dict.fromkeys(r["dataset"] for r in rows):
         subset = [r for r in rows if r["dataset"] == dataset]
         tag = (
             " (tuning data, in-sample)" if dataset in ("clapnq-dev", "analyst-bench-train") else " (held out)"
         )
-        summarise(dataset + tag, subset, decide(subset, models, with_check=not args.no_check))
+        decisions = decide(subset, models, with_check=not args.no_check)
+        report[dataset] = summarise(dataset + tag, subset, decisions)
+    return report
 
 
 def baseline(rows: list[dict], threshold: float = 0.45) -> None:
@@ -371,6 +414,7 @@ def main() -> None:
     parser.add_argument("--final-recall", type=float, default=0.95, help="answerable recall kept in the end")
     parser.add_argument("--no-check", action="store_true", help="leave out the answer check")
     parser.add_argument("--ceiling", action="store_true", help="the best F1 any threshold could reach")
+    parser.add_argument("--json", help="write the held-out numbers (and the ceiling) to this file")
     parser.add_argument(
         "--reader",
         help="bench/train_reader.py's packed models (fold0. .. fold4., final.) or their held-out scores "
@@ -382,12 +426,14 @@ def main() -> None:
     baseline(rows)
     single_signals(rows, fit_options(args)["names"])
     context_report(rows)
-    cross_validate(rows, args)
+    summary = {"command": " ".join(sys.argv), "held_out": cross_validate(rows, args)}
     if args.ceiling:
-        ceiling(rows, args)
+        summary["ceiling"] = ceiling(rows, args)
     tuning = [r for r in rows if r["dataset"] in ("clapnq-dev", "analyst-bench-train")]
     models = fit_models(tuning, args.l2, **fit_options(args))
-    report_fitted(rows, models, args)
+    summary["stored_models"] = report_fitted(rows, models, args)
+    if args.json:
+        Path(args.json).write_text(json.dumps(summary, indent=1) + "\n")
     for stage in ("signals", "answer_relevance"):
         seconds = statistics.median(r["seconds"][stage] for r in rows)
         print(f"  {stage} per question: p50 {seconds * 1000:.1f} ms")

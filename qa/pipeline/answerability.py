@@ -121,7 +121,9 @@ def answerability_signals(
         pool |= content_words(hit.passage.text) | content_words(hit.passage.document_title)
     best = _best_sentences(analysis, sentences)
     needs_type = analysis.answer_type != "other"
-    type_found = any(states_answer_type(analysis, s.text) for _, s in best) if best else False
+    type_found = (
+        any(states_answer_type(analysis, s.text, s.document_title) for _, s in best) if best else False
+    )
     slots = quantity_slots(question)
     missing = sum(
         not any(slot_states_amount(slot, s.text, s.document_title) for s in sentences) for slot in slots

@@ -49,6 +49,29 @@ def names_a_new_entity(sentence: str, question: str, labels: frozenset[str]) -> 
     return any(label in labels and text not in asked for text, label in tag(sentence))
 
 
+# Words by which a sentence refers back to a person it does not name ("Perhaps his most notable work is ...").
+_PERSONAL_PRONOUNS = frozenset({"he", "him", "his", "she", "her", "hers"})
+# Parts of a name that say nothing about whom ("von" Steuben, "bin" Salman).
+_NAME_PARTICLES = frozenset({"von", "van", "der", "den", "del", "della", "bin", "ibn", "the"})
+
+
+def refers_to_titled_person(sentence: str, title: str, question: str) -> bool | None:
+    """Whether the sentence is about the person its document is named after ("Andre Gunder Frank")
+    and the question does not name: by a pronoun or a word of the name. Encyclopaedia articles on a
+    person say "he" or "Frank" in the sentence that answers "who wrote ...", and name the person in
+    full only in the title. None when no tagger is installed."""
+    tag = entity_tagger()
+    if tag is None:
+        return None
+    asked = question.lower()
+    people = [text for text, label in tag(title) if label == "PERSON" and text not in asked]
+    if not people:
+        return False
+    tokens = {token.strip(".,;:'\"()").lower() for token in sentence.split()}
+    names = {part for person in people for part in person.split() if len(part) > 2} - _NAME_PARTICLES
+    return bool(tokens & (_PERSONAL_PRONOUNS | names))
+
+
 Tags = tuple[tuple[int, str], ...]  # (character offset, Penn Treebank tag) per token
 
 

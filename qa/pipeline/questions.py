@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from qa.pipeline.entities import PERSON_LABELS, names_a_new_entity
+from qa.pipeline.entities import PERSON_LABELS, names_a_new_entity, refers_to_titled_person
 from qa.pipeline.text import (
     META_WORDS,
     STOPWORDS,
@@ -39,6 +39,11 @@ _PERSON = re.compile(
     r"\b(?:who|whom|whose)\b|\b(?:what|which)\s+(?:person|president|king|queen|leader|prime minister|"
     r"author|singer|actor|actress|player|coach|founder|ruler|emperor|chancellor|minister|general)\b",
     re.IGNORECASE,
+)
+# "Who is the current prime minister": a sentence naming the first or a former one does not answer it.
+_CURRENT = re.compile(r"\b(?:current(?:ly)?|present|incumbent|sitting|now|today)\b", re.IGNORECASE)
+_PAST_HOLDER = frozenset(
+    "first second third former formerly previous founding late then onetime ex last outgoing".split()
 )
 _PLACE = re.compile(
     r"^\s*where\b|\b(?:what|which)\s+(?:country|countries|city|cities|state|states|place|region|"
@@ -141,14 +146,16 @@ def analyse_question(question: str) -> QuestionAnalysis:
     return QuestionAnalysis(question, answer_type, focus, measure, parts, years)
 
 
-def states_answer_type(analysis: QuestionAnalysis, sentence: str) -> bool:
+def states_answer_type(analysis: QuestionAnalysis, sentence: str, title: str = "") -> bool:
     """Whether the sentence states something of the kind the question asks for.
 
     A number question's sentence must state an amount and, when the question
     names a measure, mention it; a date question's a year, month or period;
     a person or place question's a name the question does not already use (for a
-    person, a PERSON, ORG or NORP entity where spaCy is installed: "Hurricane David"
-    names no one).
+    person, where spaCy is installed: a PERSON, ORG or NORP entity, "Hurricane David"
+    names no one; or the person the sentence's document ``title`` names, referred to
+    by a pronoun or part of the name; never a first or former holder when the
+    question asks for the current one).
     "other" questions are satisfied by any sentence.
     """
     if analysis.answer_type == "number":
@@ -168,13 +175,35 @@ def states_answer_type(analysis: QuestionAnalysis, sentence: str) -> bool:
     if analysis.answer_type == "date":
         return bool(_MONTHS.search(sentence)) or any(k == "year" for _, k, _, _ in number_mentions(sentence))
     if analysis.answer_type == "person":
-        tagged = names_a_new_entity(sentence, analysis.question, PERSON_LABELS)
+        tagged = _names_the_person(analysis, sentence, title)
         if tagged is not None:
             return tagged
     if analysis.answer_type in ("person", "place"):
         asked = {w for w in words(analysis.question)}
         return bool(capitalised_names(sentence) - asked)
     return True
+
+
+def _names_the_person(analysis: QuestionAnalysis, sentence: str, title: str) -> bool | None:
+    """A person question's test where spaCy is installed (None where it is not)."""
+    tagged = names_a_new_entity(sentence, analysis.question, PERSON_LABELS)
+    if tagged is None:
+        return None
+    if not tagged and title:
+        tagged = bool(refers_to_titled_person(sentence, title, analysis.question))
+    if tagged and _CURRENT.search(analysis.question) and _names_a_past_holder(analysis, sentence):
+        return False
+    return tagged
+
+
+def _names_a_past_holder(analysis: QuestionAnalysis, sentence: str, *, window: int = 2) -> bool:
+    """"its first prime minister", "the former president": a past-holder word just before a word of
+    the question (the office). "The first woman to hold the office" says nothing about when."""
+    tokens = [stem(w) for w in words(sentence)]
+    return any(
+        word in _PAST_HOLDER and analysis.focus & set(tokens[i + 1 : i + 1 + window])
+        for i, word in enumerate(tokens)
+    )
 
 
 def _percent_for(analysis: QuestionAnalysis, sentence: str) -> bool:

@@ -133,6 +133,11 @@ class AnswerRelevance:
 MIN_ANSWER_RELEVANCE = 0.35
 
 
+def _title_of(sentence: AnswerSentence) -> str:
+    """The title of the document the sentence cites first (a quoted sentence cites its own)."""
+    return sentence.citations[0].document_title if sentence.citations else ""
+
+
 def answer_relevance(
     question: str,
     sentences: Sequence[AnswerSentence],
@@ -154,7 +159,7 @@ def answer_relevance(
         for cited in sentence.citations:
             bag |= content_words(cited.document_title)
     coverage = len(analysis.focus & bag) / len(analysis.focus) if analysis.focus else 1.0
-    type_stated = any(states_answer_type(analysis, s.text) for s in sentences)
+    type_stated = any(states_answer_type(analysis, s.text, _title_of(s)) for s in sentences)
     score = 0.5 * cosine + 0.5 * coverage
     # Only a named measure and a person are hard requirements: "where does the phrase X come from"
     # asks for an origin, not a place name, and natural questions are loose that way (CLAPNQ-dev:

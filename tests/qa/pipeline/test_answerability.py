@@ -197,6 +197,24 @@ def test_a_who_question_needs_a_person_not_any_capitalised_name():
     assert states_answer_type(analysis, person)
 
 
+def test_a_first_office_holder_does_not_answer_who_holds_it_now():
+    first = "It gained full independence in 1978, with Patrick John as its first prime minister."
+    assert not states_answer_type(analyse_question("Who is the current prime minister of Dominica?"), first)
+    assert states_answer_type(analyse_question("Who was Dominica's first prime minister?"), first)
+    # "first" about something other than the office says nothing about when.
+    now = "Maria Lopez has been prime minister since 2004, the first to win four elections."
+    assert states_answer_type(analyse_question("Who is the current prime minister of Dominica?"), now)
+
+
+def test_an_article_named_after_a_person_answers_who_through_a_pronoun():
+    question = analyse_question("who wrote capitalism and underdevelopment in latin america")
+    sentence = "Perhaps his most notable work is Capitalism and Underdevelopment in Latin America."
+    assert states_answer_type(question, sentence, "Andre Gunder Frank")
+    # Without the title naming a person, or without the sentence pointing at one, nobody is named.
+    assert not states_answer_type(question, sentence, "Dependency theory")
+    assert not states_answer_type(question, sentence.replace("his", "the"), "Andre Gunder Frank")
+
+
 def test_a_possessive_does_not_hide_the_measure_a_question_asks_for():
     analysis = analyse_question("What was Dominica's GDP in 2019?")
     assert analysis.answer_type == "number" and "gdp" in analysis.measure

@@ -60,12 +60,8 @@ UNSTATED = [
     "How many people died during Hurricane Maria in Dominica?",
     "What percentage of Dominica's exports were bananas in 1990?",
     "How much did rebuilding after Hurricane Maria cost?",
-    # Known miss, kept so it is seen: the history names the first prime minister (1978), and
-    # nothing tells "current" from "first" yet; `default` answers with Patrick John.
-    pytest.param(
-        "Who is the current prime minister of Dominica?",
-        marks=pytest.mark.xfail(strict=True, reason="a past office-holder is taken for the current one"),
-    ),
+    # The history names only the first prime minister (1978): not the current one.
+    "Who is the current prime minister of Dominica?",
 ]
 ANSWERABLE = [
     ("When did Dominica gain independence?", "1978"),
