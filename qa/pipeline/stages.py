@@ -26,7 +26,7 @@ from datetime import UTC, datetime
 from typing import Literal
 
 from qa.pipeline import turn_kind, turns
-from qa.pipeline.answerability import ANSWERABLE, PARTIAL_ANSWER, UNANSWERABLE
+from qa.pipeline.answerability import ANSWERABLE, PARTIAL_ANSWER, UNANSWERABLE, SignalAnswerability
 from qa.pipeline.answering import (
     Answered,
     AnswerParts,
@@ -195,7 +195,7 @@ def _start_answering(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[Scor
     documents = _documents(ranked)
     passages = tuple(ranked[: pipeline.config.retrieval.top_k])
     trust, kinds = pipeline.config.trust, pipeline.config.turns
-    if kinds and kinds.clarify and kinds.learned and trust is not None and run.conversation is not None:
+    if _learned_decides(pipeline, run):
         return _learned_turn(pipeline, run, ranked)
     clarify = None
     if kinds and kinds.clarify:
@@ -247,6 +247,21 @@ def _start_answering(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[Scor
     if early is not None:
         return _answered(pipeline, run.timed(answer=0.0), ranked, early)
     return run
+
+
+def _learned_decides(pipeline: Pipeline, run: PipelineRun) -> bool:
+    """Whether the turn-kind model decides this turn: a follow-up (first questions keep the rules),
+    judged by the signal answerability it was fitted on (an LLM judge's probabilities are not
+    on the same scale, so with one the rules decide)."""
+    trust, kinds = pipeline.config.trust, pipeline.config.turns
+    return bool(
+        kinds
+        and kinds.clarify
+        and kinds.learned
+        and trust is not None
+        and run.conversation is not None
+        and isinstance(answerability_judge(trust, pipeline.llm), SignalAnswerability)
+    )
 
 
 def _learned_turn(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[ScoredPassage]) -> PipelineRun:

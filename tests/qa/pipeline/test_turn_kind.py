@@ -28,7 +28,7 @@ from qa.pipeline.turn_kind import (
 )
 from qa.pipeline.turns import clarifying_question
 from qa.pipeline.types import ScoredPassage
-from tests.qa.pipeline.answering_fakes import make_passage
+from tests.qa.pipeline.answering_fakes import ScriptedLLM, make_passage
 from tests.qa.pipeline.test_run import document
 
 MISSIONS = [
@@ -100,6 +100,17 @@ def test_without_the_learned_model_the_rules_decide_follow_ups_too(pipeline):
     run = follow_up(
         dataclasses.replace(pipeline, config=config), "What is the main purpose of that mission?", history
     )
+    assert run.turn_kind is None
+    assert run.answer.kind == "underspecified" and "(heuristic): 'that mission'" in run.answer.note
+
+
+def test_with_an_llm_judging_answerability_the_rules_decide_follow_ups(pipeline):
+    # The model was fitted on the signal judge's probabilities; an LLM's are on another scale.
+    trust = dataclasses.replace(pipeline.config.trust, answerability="llm")
+    llm = ScriptedLLM([lambda messages: "KIND: answerable\nPROBABILITY: 0.9"] * 5)
+    judged = dataclasses.replace(pipeline, config=dataclasses.replace(pipeline.config, trust=trust), llm=llm)
+    history = [("Who runs the American space programme?", "NASA does.")]
+    run = follow_up(judged, "What is the main purpose of that mission?", history)
     assert run.turn_kind is None
     assert run.answer.kind == "underspecified" and "(heuristic): 'that mission'" in run.answer.note
 
