@@ -10,8 +10,10 @@ from django.urls import reverse
 from django.utils.dateparse import parse_datetime
 
 from qa.models import Question
+from qa.pipeline.answerability import ANSWER_KINDS
 from qa.pipeline.combine import DecompositionStep
 from qa.pipeline.run import Attempt, Candidate, PipelineRun, RetrievalStep, StageRun
+from qa.pipeline.turn_kind import TurnKindVerdict
 from qa.selectors import question_run
 
 STEPS = ("queued", "retrieval", "generation", "citation", "verification", "done")
@@ -306,6 +308,19 @@ def trace_view(run: PipelineRun) -> dict:
         "trust": run.trust,  # answerability, context relevance, answer check, confidence (or None)
         "conversation": run.conversation,  # how a follow-up was rewritten (None: first turn, older run)
         "decomposition": plan_view(run.decomposition),  # the plan and each part's answer (agentic)
+        "turn_kind": turn_kind_view(run.turn_kind),  # a follow-up's learned reply kind (None: the rules)
+    }
+
+
+def turn_kind_view(verdict: TurnKindVerdict | None) -> dict | None:
+    """The learned decision on a follow-up: the reply kind, why, and p(kind) for each answer kind
+    (traces stored before the four kinds have none)."""
+    if verdict is None:
+        return None
+    return {
+        "kind": verdict.kind,
+        "reason": verdict.reason,
+        "probabilities": list(zip(ANSWER_KINDS, verdict.probabilities, strict=False)),
     }
 
 

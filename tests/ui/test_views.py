@@ -433,3 +433,20 @@ def test_an_old_failed_question_shows_the_stage_it_failed_in(client_for, analyst
     assert "Generation failed: boom" in page
     assert 'class="complete" data-step="retrieval"' in page
     assert 'class="failed" data-step="generation"' in page
+
+
+def test_the_trace_of_a_vague_follow_up_shows_the_learned_reply_kind(client_for, analyst, answered):
+    from qa.services import answer_now
+
+    vague = answer_now(
+        corpus=answered.corpus,
+        text="How many staff did this organisation employ?",
+        preset="default",
+        user=analyst,
+        conversation=answered.conversation,
+    )
+    assert vague.answer.kind == "underspecified"
+    page = client_for(analyst).get(f"/questions/{vague.pk}/trace/").content.decode()
+    assert "Reply kind (learned turn-kind model)" in page and "<strong>underspecified</strong>" in page
+    assert "p(underspecified)" in page
+    assert "Nothing earlier names “this organisation”" in page
