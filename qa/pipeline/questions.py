@@ -186,14 +186,30 @@ def states_answer_type(analysis: QuestionAnalysis, sentence: str, title: str = "
 
 def _names_the_person(analysis: QuestionAnalysis, sentence: str, title: str) -> bool | None:
     """A person question's test where spaCy is installed (None where it is not)."""
+    tagged = _names_someone(analysis, sentence, title)
+    if tagged and _CURRENT.search(analysis.question) and _names_a_past_holder(analysis, sentence):
+        return False
+    return tagged
+
+
+def _names_someone(analysis: QuestionAnalysis, sentence: str, title: str) -> bool | None:
     tagged = names_a_new_entity(sentence, analysis.question, PERSON_LABELS)
     if tagged is None:
         return None
     if not tagged and title:
         tagged = bool(refers_to_titled_person(sentence, title, analysis.question))
-    if tagged and _CURRENT.search(analysis.question) and _names_a_past_holder(analysis, sentence):
-        return False
     return tagged
+
+
+def names_only_a_past_holder(analysis: QuestionAnalysis, sentence: str, title: str = "") -> bool:
+    """The question asks who holds something now and the sentence names someone only as a first or
+    former holder: what an analyst should be told when such an answer is refused."""
+    return (
+        analysis.answer_type == "person"
+        and bool(_CURRENT.search(analysis.question))
+        and bool(_names_someone(analysis, sentence, title))
+        and _names_a_past_holder(analysis, sentence)
+    )
 
 
 def _names_a_past_holder(analysis: QuestionAnalysis, sentence: str, *, window: int = 2) -> bool:

@@ -19,7 +19,12 @@ from typing import Literal
 import numpy as np
 
 from qa.pipeline.protocols import Embedder
-from qa.pipeline.questions import QuestionAnalysis, analyse_question, states_answer_type
+from qa.pipeline.questions import (
+    QuestionAnalysis,
+    analyse_question,
+    names_only_a_past_holder,
+    states_answer_type,
+)
 from qa.pipeline.text import content_words, cosine_matrix
 from qa.pipeline.types import AnswerSentence, ScoredPassage
 
@@ -170,6 +175,8 @@ def answer_relevance(
     if strict and not type_stated:
         wanted = ", ".join(sorted(analysis.measure)) if analysis.measure else "person"
         reason = f"no answer sentence states the {wanted} asked for"
+        if any(names_only_a_past_holder(analysis, s.text, _title_of(s)) for s in sentences):
+            reason += " (it names only a first or former holder, not the current one)"
         return AnswerRelevance(score, cosine, coverage, False, False, reason)
     if score < min_score:
         reason = f"the answer is off the question (relevance {score:.3f} < {min_score:.3f})"

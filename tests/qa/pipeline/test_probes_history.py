@@ -107,6 +107,12 @@ def test_an_on_topic_question_for_a_fact_no_article_states_is_refused(history, q
     assert answer.confidence is None or answer.confidence <= 0.99
 
 
+def test_an_answer_naming_only_the_first_holder_is_refused_saying_so(history):
+    run = answer_question("Who is the current prime minister of Dominica?", pipeline=history)
+    assert run.answer.refused
+    assert "not the current one" in run.answer.note
+
+
 @pytest.mark.parametrize(("question", "fact"), ANSWERABLE)
 def test_a_question_the_articles_answer_is_answered_with_the_fact(history, question, fact):
     run = answer_question(question, pipeline=history)
