@@ -25,7 +25,15 @@ from qa.pipeline.confidence import AnswerCheck, Confidence, TrustModels
 from qa.pipeline.protocols import LLM, Embedder
 from qa.pipeline.questions import analyse_question
 from qa.pipeline.relevance import ContextJudgement, answer_relevance, judge_context, relevant_passages
-from qa.pipeline.types import REFUSAL_TEXT, UNSUPPORTED, Answer, AnswerSentence, ScoredPassage
+from qa.pipeline.types import (
+    PARTIAL,
+    REFUSAL_TEXT,
+    SUPPORTED,
+    UNSUPPORTED,
+    Answer,
+    AnswerSentence,
+    ScoredPassage,
+)
 
 AnswerabilityJudge = Literal["signals", "llm"]
 
@@ -127,7 +135,8 @@ def after_generation(
     config: TrustConfig,
     embedder: Embedder,
 ) -> AfterGeneration:
-    """Refuse an answer that does not address the question; give every answer its confidence."""
+    """Refuse an answer that does not address the question (or, where ``config.check_answer`` is off,
+    mark it doubted); give every answer its confidence."""
     models = trust_models()
     if answer.refused:
         confidence = refusal_confidence(verdict)
@@ -146,4 +155,21 @@ def after_generation(
         return AfterGeneration(refused, check, confidence)
     signals = asdict(verdict.signals) if verdict.signals is not None else None
     confidence = models.of_answer(check, [s.support for s in answer.sentences], signals)
+    if not check.addresses_question:
+        answer = doubted(answer, check.reason)
     return AfterGeneration(replace(answer, confidence=confidence.probability), check, confidence)
+
+
+def doubted(answer: Answer, reason: str) -> Answer:
+    """An answer kept although the answer check says it does not address the question (the check
+    was told not to refuse): no sentence of it reads "supported", and its note says why.
+
+    "Supported" tells an analyst that the evidence backs the sentence and that the
+    sentence answers what was asked; here the second half is in doubt.
+    """
+    sentences = tuple(
+        replace(sentence, support=PARTIAL) if sentence.support == SUPPORTED else sentence
+        for sentence in answer.sentences
+    )
+    note = f"The answer check doubts that this answers the question ({reason}): no sentence reads supported."
+    return replace(answer, sentences=sentences, note=f"{answer.note} {note}".strip())

@@ -161,6 +161,30 @@ def test_supported_but_off_question_answer_does_not_address_the_question():
     assert on.addresses and on.score > off.score
 
 
+def test_an_off_question_answer_kept_without_the_check_reads_supported_nowhere_and_says_why():
+    """A follow-up the turn-kind model answers skips the check's refusal; its labels must not
+    then tell the analyst the answer is supported when the check says it misses the question."""
+    from qa.pipeline.answerability import AnswerabilityVerdict
+    from qa.pipeline.trust import TrustConfig, after_generation
+    from qa.pipeline.types import PARTIAL, Answer
+
+    question = "What was the population of Dominica in 2020, and how has it changed?"
+    verdict = AnswerabilityVerdict(ANSWERABLE, 0.9, "stated", "signals")
+    history = Answer(sentences=tuple(AnswerSentence(s.text, (s,), SUPPORTED) for s in HISTORY.sentences[:2]))
+    people = Answer(sentences=tuple(AnswerSentence(s.text, (s,), SUPPORTED) for s in PEOPLE.sentences))
+    kept, embedder = TrustConfig(check_answer=False), BagOfWordsEmbedder()
+
+    off = after_generation(question, history, verdict, config=kept, embedder=embedder)
+    assert not off.answer.refused and not off.check.addresses_question
+    assert {s.support for s in off.answer.sentences} == {PARTIAL}
+    assert "doubts that this answers the question" in off.answer.note and "population" in off.answer.note
+    on = after_generation(question, people, verdict, config=kept, embedder=embedder)
+    assert on.check.addresses_question and {s.support for s in on.answer.sentences} == {SUPPORTED}
+    assert on.answer.note == ""
+    refused = after_generation(question, history, verdict, config=TrustConfig(), embedder=embedder)
+    assert refused.answer.refused
+
+
 def test_threshold_override_changes_the_decision():
     question = "What reforms did Sultan Qaboos enact in 2011?"
     oman = make_passage("oman", ["In 2011 Sultan Qaboos expanded the powers of the Council of Oman."])
