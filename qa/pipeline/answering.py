@@ -44,7 +44,6 @@ from qa.pipeline.run import (
 )
 from qa.pipeline.types import (
     PARTIAL,
-    REFUSAL_TEXT,
     SUPPORTED,
     UNSUPPORTED,
     Answer,
@@ -178,15 +177,6 @@ class Answered:
     timings: dict[str, float]
 
 
-def refusal(note: str, retrieved_documents: Sequence[str] = ()) -> Answer:
-    return Answer(
-        sentences=(AnswerSentence(REFUSAL_TEXT, (), UNSUPPORTED),),
-        refused=True,
-        note=note,
-        retrieved_documents=tuple(retrieved_documents),
-    )
-
-
 def generate_verified_answer(
     question: str,
     ranked: Sequence[ScoredPassage],
@@ -260,7 +250,7 @@ def conclude(
 
     def refused(note: str) -> Answered:
         return _answered(
-            refusal(note, documents), "refused", config, retrieval_confidence, attempts, (), timings
+            Answer.refusal(note, documents), "refused", config, retrieval_confidence, attempts, (), timings
         )
 
     if attempts and attempts[-1].outcome == "generator refused" and not config.retry_after_refusal:
@@ -413,11 +403,11 @@ def _early_refusal(
     ranked: Sequence[ScoredPassage], config: AnswerConfig, retrieval_confidence: float | None
 ) -> Answer | None:
     if not ranked:
-        return refusal("Refused: retrieval returned no passages.")
+        return Answer.refusal("Refused: retrieval returned no passages.")
     threshold = config.min_retrieval_confidence
     if threshold is not None and retrieval_confidence is not None and retrieval_confidence < threshold:
         note = f"Refused: retrieval confidence {retrieval_confidence:.3f} is below {threshold:.3f}."
-        return refusal(note, _documents(ranked))
+        return Answer.refusal(note, _documents(ranked))
     return None
 
 

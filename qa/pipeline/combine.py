@@ -20,7 +20,7 @@ from typing import Literal
 from qa.pipeline.answerability import ANSWERABLE, PARTIAL_ANSWER, UNANSWERABLE, UNDERSPECIFIED
 from qa.pipeline.decompose import Plan, framing
 from qa.pipeline.text import STOPWORDS, stem, words
-from qa.pipeline.types import REFUSAL_TEXT, SUPPORTED, UNSUPPORTED, Answer, AnswerSentence
+from qa.pipeline.types import SUPPORTED, UNSUPPORTED, Answer, AnswerSentence
 
 MAX_SENTENCES = 4
 PartOutcome = Literal["answered", "refused", "failed"]
@@ -85,11 +85,9 @@ def combine(plan: Plan, parts: Sequence[PartAnswer]) -> tuple[Answer, tuple[Part
     answers = [part.answer for part in answered]
     documents = _interleaved([p.answer.retrieved_documents for p in parts if p.answer is not None])
     if not answers:
-        answer = Answer(
-            sentences=(AnswerSentence(REFUSAL_TEXT, (), UNSUPPORTED),),
-            refused=True,
-            note=f"Refused: the sources answer none of the {len(parts)} parts of the question.",
-            retrieved_documents=documents,
+        answer = Answer.refusal(
+            f"Refused: the sources answer none of the {len(parts)} parts of the question.",
+            documents,
             kind=UNANSWERABLE,
             missing=missing,
         )

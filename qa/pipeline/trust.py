@@ -27,11 +27,8 @@ from qa.pipeline.questions import analyse_question
 from qa.pipeline.relevance import ContextJudgement, answer_relevance, judge_context, relevant_passages
 from qa.pipeline.types import (
     PARTIAL,
-    REFUSAL_TEXT,
     SUPPORTED,
-    UNSUPPORTED,
     Answer,
-    AnswerSentence,
     ScoredPassage,
 )
 
@@ -118,13 +115,7 @@ def refusal_for(verdict: AnswerabilityVerdict, documents: Sequence[str]) -> Answ
     note = f"Refused ({verdict.kind}): {verdict.reason}."
     if confidence.probability is None:
         note += " Confidence: not applicable (the question was not judged against the corpus)."
-    return Answer(
-        sentences=(AnswerSentence(REFUSAL_TEXT, (), UNSUPPORTED),),
-        refused=True,
-        note=note,
-        retrieved_documents=tuple(documents),
-        confidence=confidence.probability,
-    )
+    return Answer.refusal(note, documents, confidence=confidence.probability)
 
 
 def after_generation(
@@ -145,12 +136,8 @@ def after_generation(
     check = models.check_answer(verdict.probability, relevance)
     if config.check_answer and not check.addresses_question:
         confidence = models.of_refusal(check.probability)
-        refused = Answer(
-            sentences=(AnswerSentence(REFUSAL_TEXT, (), UNSUPPORTED),),
-            refused=True,
-            note=f"Refused: {check.reason}.",
-            retrieved_documents=answer.retrieved_documents,
-            confidence=confidence.probability,
+        refused = Answer.refusal(
+            f"Refused: {check.reason}.", answer.retrieved_documents, confidence=confidence.probability
         )
         return AfterGeneration(refused, check, confidence)
     signals = asdict(verdict.signals) if verdict.signals is not None else None

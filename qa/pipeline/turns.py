@@ -33,7 +33,7 @@ from qa.pipeline.turn_kind import (  # noqa: F401 - names_missing and only_the_r
     only_the_reading,
     words_put_in,
 )
-from qa.pipeline.types import REFUSAL_TEXT, UNSUPPORTED, Answer, AnswerSentence, ScoredPassage
+from qa.pipeline.types import UNSUPPORTED, Answer, AnswerSentence, ScoredPassage
 
 # Focus words that are the question's own framing, never something a source must state.
 _FRAMING = frozenset(
@@ -283,12 +283,10 @@ def partial_answer(answer: Answer, missing: Sequence[str]) -> Answer:
 def refusal_for_missing(verdict, missing: Sequence[str], documents: Sequence[str]) -> Answer:
     """A refusal because the passages lack much of what the question asks about (heuristic)."""
     named = ", ".join(f"'{m}'" for m in missing)
-    return Answer(
-        sentences=(AnswerSentence(REFUSAL_TEXT, (), UNSUPPORTED),),
-        refused=True,
-        note=f"Refused (heuristic): the passages mention none of {named}, and answerability was "
+    return Answer.refusal(
+        f"Refused (heuristic): the passages mention none of {named}, and answerability was "
         f"only {verdict.probability:.2f}.",
-        retrieved_documents=tuple(documents),
+        documents,
         confidence=trust_models().of_refusal(verdict.probability).probability,
         kind="unanswerable",
     )
@@ -296,12 +294,10 @@ def refusal_for_missing(verdict, missing: Sequence[str], documents: Sequence[str
 
 def learned_refusal(verdict, reason: str, documents: Sequence[str]) -> Answer:
     """A refusal the turn-kind model decided (heuristic signals, learned on MTRAG-UN train)."""
-    return Answer(
-        sentences=(AnswerSentence(REFUSAL_TEXT, (), UNSUPPORTED),),
-        refused=True,
-        note=f"Refused (learned turn-kind model, heuristic signals): {reason}; answerability "
+    return Answer.refusal(
+        f"Refused (learned turn-kind model, heuristic signals): {reason}; answerability "
         f"{verdict.probability:.2f} ({verdict.reason}).",
-        retrieved_documents=tuple(documents),
+        documents,
         confidence=trust_models().of_refusal(verdict.probability, by_rule=verdict.by_rule).probability,
         kind="unanswerable",
     )

@@ -8,6 +8,7 @@ them by hand.
 from __future__ import annotations
 
 import datetime
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -91,6 +92,27 @@ class Answer:
     # "" reads as "unanswerable" for a refusal and "answerable" otherwise (runs stored before kinds).
     kind: str = ""
     missing: tuple[str, ...] = ()
+
+    @classmethod
+    def refusal(
+        cls,
+        note: str,
+        retrieved_documents: Sequence[str] = (),
+        *,
+        confidence: float | None = None,
+        kind: str = "",
+        missing: tuple[str, ...] = (),
+    ) -> Answer:
+        """A refusal: the one insufficient-evidence sentence, no citations, and why in ``note``."""
+        return cls(
+            sentences=(AnswerSentence(REFUSAL_TEXT, (), UNSUPPORTED),),
+            refused=True,
+            note=note,
+            retrieved_documents=tuple(retrieved_documents),
+            confidence=confidence,
+            kind=kind,
+            missing=missing,
+        )
 
     @property
     def text(self) -> str:
