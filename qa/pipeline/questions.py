@@ -213,11 +213,14 @@ def names_only_a_past_holder(analysis: QuestionAnalysis, sentence: str, title: s
 
 
 def _names_a_past_holder(analysis: QuestionAnalysis, sentence: str, *, window: int = 2) -> bool:
-    """"its first prime minister", "the former president": a past-holder word just before a word of
+    """ "its first prime minister", "the former president": a past-holder word just before a word of
     the question (the office). "The first woman to hold the office" says nothing about when."""
-    tokens = [stem(w) for w in words(sentence)]
+    # The past-holder words are looked up as written: stemmed, "previous", "founding" and
+    # "outgoing" would never match; the office words after them are stemmed, as the focus is.
+    tokens = words(sentence)
+    stems = [stem(w) for w in tokens]
     return any(
-        word in _PAST_HOLDER and analysis.focus & set(tokens[i + 1 : i + 1 + window])
+        word in _PAST_HOLDER and analysis.focus & set(stems[i + 1 : i + 1 + window])
         for i, word in enumerate(tokens)
     )
 

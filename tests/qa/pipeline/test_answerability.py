@@ -228,6 +228,10 @@ def test_a_first_office_holder_does_not_answer_who_holds_it_now():
     # "first" about something other than the office says nothing about when.
     now = "Maria Lopez has been prime minister since 2004, the first to win four elections."
     assert states_answer_type(analyse_question("Who is the current prime minister of Dominica?"), now)
+    current = analyse_question("Who is the current president of Dominica?")
+    for past in ("previous", "founding", "outgoing", "former"):
+        sentence = f"Charles Savarin, the {past} president, spoke at the ceremony."
+        assert not states_answer_type(current, sentence), past
 
 
 def test_an_article_named_after_a_person_answers_who_through_a_pronoun():
