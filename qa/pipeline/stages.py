@@ -191,18 +191,18 @@ def _start_answering(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[Scor
     Returns the run with its ``progress`` set, or with its answer when it is
     answered (clarified or refused) before any attempt.
     """
+    if _learned_decides(pipeline, run):
+        return _learned_turn(pipeline, run, ranked)
     question = run.standalone or run.question
     documents = _documents(ranked)
     passages = tuple(ranked[: pipeline.config.retrieval.top_k])
     trust, kinds = pipeline.config.trust, pipeline.config.turns
-    if _learned_decides(pipeline, run):
-        return _learned_turn(pipeline, run, ranked)
     clarify = None
     if kinds and kinds.clarify:
         clarify = turns.clarification(run.question, run.conversation, ranked)
     if clarify is not None:
         return _clarified(run, clarify, documents)
-    verdict = None
+    verdict, lacking = None, None
     if trust is not None:
         clock = time.perf_counter()
         before = before_generation(question, ranked, len(passages), config=trust, llm=pipeline.llm)
@@ -228,21 +228,31 @@ def _start_answering(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[Scor
                 return _clarified(run, doubted, documents)
             answer = turns.refusal_for_missing(verdict, lacking, documents)
             return replace(run, answering=AnsweringStep(outcome="refused", note=answer.note), answer=answer)
-    missing = _missing(question, verdict, passages, kinds) if kinds else ()
+    missing = _missing(question, verdict, passages, kinds, lacking) if kinds else ()
     if kinds and kinds.clarify and turns.only_the_reading(run.conversation, missing):
         # What a partial answer would name as missing is only the rewrite's reading: ask about it.
         doubted = turns.doubted_reference(run.conversation, missing)
         if doubted is not None:
             return _clarified(run, doubted, documents)
+    return _ready_to_answer(pipeline, run, ranked, passages, missing)
+
+
+def _ready_to_answer(
+    pipeline: Pipeline,
+    run: PipelineRun,
+    ranked: Sequence[ScoredPassage],
+    passages: Sequence[ScoredPassage],
+    missing: tuple[str, ...],
+) -> PipelineRun:
+    """The run with the passages answering reads and what it must name as missing, or refused
+    at once when retrieval is too weak to try (``early_refusal``)."""
     confidence = retrieval_confidence(ranked)
-    run = replace(
-        run,
-        progress=AnsweringProgress(
-            passages=tuple(hit.passage.key for hit in passages),
-            retrieval_confidence=confidence,
-            missing=missing,
-        ),
+    progress = AnsweringProgress(
+        passages=tuple(hit.passage.key for hit in passages),
+        retrieval_confidence=confidence,
+        missing=missing,
     )
+    run = replace(run, progress=progress)
     early = early_refusal(passages, pipeline.answer_parts.config, confidence)
     if early is not None:
         return _answered(pipeline, run.timed(answer=0.0), ranked, early)
@@ -296,18 +306,8 @@ def _learned_turn(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[ScoredP
         refused = replace(run.trust, confidence=refusal_confidence(verdict))
         step = AnsweringStep(outcome="refused", note=answer.note)
         return replace(run, trust=refused, answering=step, answer=answer)
-    missing = _missing(question, verdict, before.passages, kinds)
-    confidence = retrieval_confidence(ranked)
-    progress = AnsweringProgress(
-        passages=tuple(hit.passage.key for hit in before.passages),
-        retrieval_confidence=confidence,
-        missing=missing,
-    )
-    run = replace(run, progress=progress)
-    early = early_refusal(before.passages, pipeline.answer_parts.config, confidence)
-    if early is not None:
-        return _answered(pipeline, run.timed(answer=0.0), ranked, early)
-    return run
+    missing = _missing(question, verdict, before.passages, kinds, lacking)
+    return _ready_to_answer(pipeline, run, ranked, before.passages, missing)
 
 
 def _doubted_reading(
@@ -342,13 +342,20 @@ def _clarified(
     )
 
 
-def _missing(question: str, verdict, passages: Sequence[ScoredPassage], kinds: turns.TurnsConfig) -> tuple:
-    """What a partial answer must name: the verdict's missing amounts, else uncovered focus words."""
+def _missing(
+    question: str,
+    verdict,
+    passages: Sequence[ScoredPassage],
+    kinds: turns.TurnsConfig,
+    lacking: tuple[str, ...] | None = None,
+) -> tuple:
+    """What a partial answer must name: the verdict's missing amounts, else uncovered focus words
+    (``lacking``: ``turns.missing_parts`` of these passages, where the caller has it already)."""
     if not kinds.partial:
         return ()
     if verdict is not None and verdict.kind == PARTIAL_ANSWER and verdict.missing:
         return tuple(verdict.missing)
-    missing = turns.missing_parts(question, passages)
+    missing = turns.missing_parts(question, passages) if lacking is None else lacking
     return missing if 0 < len(missing) <= kinds.partial_max_missing else ()
 
 
