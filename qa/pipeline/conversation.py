@@ -34,6 +34,7 @@ from dataclasses import dataclass, replace
 
 from qa.pipeline.entities import part_of_speech_tagger
 from qa.pipeline.protocols import LLM
+from qa.pipeline.references import open_references
 from qa.pipeline.text import META_WORDS, STOPWORDS, content_words, stem, words
 
 Turn = tuple[str, str]  # (user question, agent answer)
@@ -127,6 +128,10 @@ class Rewrite:
     # Share of the question's content words that the earlier turns (either speaker) used: a turn
     # that shares little has left the conversation's topic, so its references have less to point at.
     shared_words: float = 0.0
+    # "the fast food chain", "this library": definite or demonstrative phrases with a common noun at
+    # their head that no earlier turn, complement or number pins down (qa.pipeline.references); the
+    # turn is underspecified when the documents describe several things of that kind.
+    open_references: tuple[str, ...] = ()
 
 
 # --- memory ----------------------------------------------------------------------------------
@@ -220,10 +225,14 @@ def _references(question: str) -> list[tuple[int, int, str, str]]:
                 noun_tokens.append(nxt)
             if lower == "the" and noun_tokens and noun_tokens[0].group()[0].isupper():
                 continue  # "the Bronx", "the Fair grounds": a name, not a reference back
-            noun_tokens = _noun_phrase(noun_tokens, tags)
-            # "this County": one capitalised word after a demonstrative is a noun, not a name.
+            tagged = _noun_phrase(noun_tokens, tags)
+            noun_tokens = _without_main_verb(question, tagged, tags)
+            # "this County": one capitalised word after a demonstrative is a noun, not a name; so is
+            # "this Superior Court" once its verb is cut off ("Does this Superior Court publish ...").
             single = (
-                len(noun_tokens) == 1 and lower in _DEMONSTRATIVES and not noun_tokens[0].group().isupper()
+                (len(noun_tokens) == 1 or len(noun_tokens) < len(tagged))
+                and lower in _DEMONSTRATIVES
+                and not noun_tokens[-1].group().isupper()
             )
             if noun_tokens and (single or not noun_tokens[-1].group()[0].isupper()):
                 noun = noun_tokens[-1].group().lower()
@@ -310,6 +319,25 @@ def _tagged_noun_phrase(tokens: list, tags: dict[int, str]) -> list:
     return phrase
 
 
+_DO = frozenset({"do", "does", "did"})
+
+
+def _without_main_verb(question: str, phrase: list, tags: dict[int, str] | None) -> list:
+    """The phrase without its last word when that word must be the question's main verb: a question
+    opened by "do"/"does"/"did" needs a bare verb after its subject, so when the tagger finds no verb
+    after the phrase, the lower-case word closing the phrase is it ("Does this Superior Court
+    publish judges roster?": the court publishes; "Which Superior Court publish do you mean?" was
+    asked back)."""
+    if not tags or len(phrase) < 2 or question.split(maxsplit=1)[0].lower() not in _DO:
+        return phrase
+    last = phrase[-1]
+    if not last.group().islower():
+        return phrase
+    if any(tag.startswith("VB") for offset, tag in tags.items() if offset > last.start()):
+        return phrase
+    return phrase[:-1]
+
+
 def _names_in(text: str) -> list[str]:
     return [phrase for phrase, kind in _phrases(text) if kind == "name"]
 
@@ -353,7 +381,13 @@ def _ellipsis(question: str, memory: ConversationMemory) -> Rewrite | None:
 def rewrite(question: str, history: Sequence[Turn], memory: ConversationMemory | None = None) -> Rewrite:
     """The question as it would be asked without the conversation (rule-based; see the module doc)."""
     made = _rewrite(question, history, memory or remember(history))
-    return replace(made, earlier_turns=len(history), shared_words=_shared_words(question, history))
+    earlier = [text for turn in history for text in turn]
+    return replace(
+        made,
+        earlier_turns=len(history),
+        shared_words=_shared_words(question, history),
+        open_references=open_references(question, earlier, not_referents=_NOT_REFERENT | _DOCUMENT_NOUNS),
+    )
 
 
 def _shared_words(question: str, history: Sequence[Turn]) -> float:

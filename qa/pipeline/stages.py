@@ -26,7 +26,13 @@ from datetime import UTC, datetime
 from typing import Literal
 
 from qa.pipeline import turn_kind, turns
-from qa.pipeline.answerability import ANSWERABLE, PARTIAL_ANSWER, UNANSWERABLE, SignalAnswerability
+from qa.pipeline.answerability import (
+    ANSWERABLE,
+    PARTIAL_ANSWER,
+    UNANSWERABLE,
+    UNDERSPECIFIED,
+    SignalAnswerability,
+)
 from qa.pipeline.answering import (
     Answered,
     AnswerParts,
@@ -199,7 +205,9 @@ def _start_answering(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[Scor
     trust, kinds = pipeline.config.trust, pipeline.config.turns
     clarify = None
     if kinds and kinds.clarify:
-        clarify = turns.clarification(run.question, run.conversation, ranked)
+        clarify = turns.ambiguous_reference(run.question, run.conversation, ranked) or turns.clarification(
+            run.question, run.conversation, ranked
+        )
     if clarify is not None:
         return _clarified(run, clarify, documents)
     verdict, lacking = None, None
@@ -296,11 +304,24 @@ def _learned_turn(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[ScoredP
     signals = turn_kind.turn_signals(
         run.question, run.conversation, ranked, verdict=verdict, as_asked=as_asked, missing=lacking
     )
-    decided = turn_kind.classify_turn(signals, turn_kind.load_turn_model(kinds.learned_model))
+    decided = turn_kind.classify_turn(
+        signals, turn_kind.load_turn_model(kinds.learned_model), refers=turns.leaves_open(run.conversation)
+    )
     run = replace(run, turn_kind=decided)
+    # "the fast food chain" over passages about four chains is a choice only the asker can make,
+    # whatever the model makes of the signals (which see no such reference in a first turn's style).
+    ambiguous = turns.ambiguous_reference(run.question, run.conversation, ranked)
     if decided.clarifies:
-        clarify = turns.clarifying_question(run.question, run.conversation, ranked)
+        clarify = ambiguous or turns.clarifying_question(run.question, run.conversation, ranked)
         return _clarified(run, clarify, documents, learned=decided.reason)
+    if ambiguous is not None:
+        # The trace shows what decided: the rule, and what the model alone would have done.
+        overruled = replace(
+            decided,
+            kind=UNDERSPECIFIED,
+            reason=f"{ambiguous.why} (a rule; the model alone: {decided.reason})",
+        )
+        return _clarified(replace(run, turn_kind=overruled), ambiguous, documents)
     if decided.kind == UNANSWERABLE:
         answer = turns.learned_refusal(verdict, decided.reason, documents)
         refused = replace(run.trust, confidence=refusal_confidence(verdict))
@@ -402,12 +423,47 @@ def _answered(
         after = after_generation(covered, answer, verdict, config=trust, embedder=pipeline.embedder)
         run = run.timed(answer_check=time.perf_counter() - clock)
         run = replace(run, trust=replace(run.trust, answer_check=after.check, confidence=after.confidence))
+        guessed = _doubted_guess(pipeline, run, after.check, after.answer, ranked)
+        if guessed is not None:
+            return replace(guessed, progress=None)
         if after.answer.refused and not answer.refused:
             step = replace(step, outcome="refused", note=after.answer.note)
         answer = after.answer
     if missing and not answer.refused:
         answer = turns.partial_answer(answer, missing)
     return replace(run, answering=step, answer=answer, progress=None)
+
+
+def _doubted_guess(
+    pipeline: Pipeline, run: PipelineRun, check, answer: Answer, ranked: Sequence[ScoredPassage]
+) -> PipelineRun | None:
+    """A question back instead of an answer the answer check says misses the question, when the
+    question as searched rests on the rewrite's guess at a pronoun or demonstrative ("How does it
+    affect the cell?", "it" read as ATP): the doubt is about what the turn refers to, which the
+    asker can settle ("By 'it', do you mean ATP, or something else?"), not about the sources.
+
+    On MTRAG-UN train it asks back 2 underspecified turns kept as answers before (9 -> 11 of 13)
+    and 1 answerable one ("Isn't it for a boat ...?", "it" read as Triumph), and refuses nothing
+    differently (``python -m bench.mtrag_un --split train``)."""
+    kinds, turn = pipeline.config.turns, run.conversation
+    if (
+        check is None
+        or check.addresses_question
+        or answer.refused
+        or kinds is None
+        or not kinds.clarify
+        or turn is None
+        or turn.method != "resolved"
+        or not turn.resolved
+    ):
+        return None
+    clarify = turns.clarifying_question(run.question, turn, ranked)
+    why = f"the answer check doubts the answer to the turn as read ({check.reason})"
+    if run.turn_kind is not None:
+        # The trace shows what decided: the check after the answer, over the model's "answer".
+        reason = f"{why} (after answering; the model alone: {run.turn_kind.reason})"
+        run = replace(run, turn_kind=replace(run.turn_kind, kind=UNDERSPECIFIED, reason=reason))
+    return _clarified(run, replace(clarify, why=why), _documents(ranked))
 
 
 def _passages(progress: AnsweringProgress, ranked: Sequence[ScoredPassage]) -> tuple[ScoredPassage, ...]:

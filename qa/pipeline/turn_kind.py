@@ -153,9 +153,18 @@ def _answerability_fields(
 
 def names_missing(question: str, missing: Sequence[str]) -> tuple[str, ...]:
     """The missing words the question writes capitalised past its first word ("Spanish", "EDGE"):
-    a name no passage mentions means the passages are about something else."""
-    tokens = re.findall(r"[A-Za-z][A-Za-z'-]*", question)
-    capitalised = {t.lower() for t in tokens[1:] if t[0].isupper()}
+    a name no passage mentions means the passages are about something else.
+
+    A capitalised word followed by another one the passages do mention is a title or the first
+    part of a name they mention: "General Lord Richards" is named by "Gen Lord Richards", and
+    "President Biden" by "Biden" (analyst-bench train q015 was refused for want of 'general')."""
+    later = re.findall(r"[A-Za-z][A-Za-z'-]*", question)[1:]
+    lacking = {m.lower() for m in missing}
+    capitalised = {
+        token.lower()
+        for token, after in zip(later, [*later[1:], ""], strict=False)
+        if token[0].isupper() and not (after[:1].isupper() and after.lower() not in lacking)
+    }
     return tuple(m for m in missing if m.lower() in capitalised)
 
 
@@ -422,21 +431,36 @@ class TurnKindVerdict:
         return self.kind in (UNDERSPECIFIED, "clarify")
 
 
-def classify_turn(signals: TurnSignals, model: TurnKindModel | None = None) -> TurnKindVerdict:
+def classify_turn(
+    signals: TurnSignals, model: TurnKindModel | None = None, *, refers: bool = True
+) -> TurnKindVerdict:
     """Ask back when the question is vague (a rule: nothing to search for) or the model says so;
     refuse or answer as it says otherwise. Clarifying comes first: a turn that points at nothing
-    cannot be judged against the corpus, so refusing it would blame the documents."""
+    cannot be judged against the corpus, so refusing it would blame the documents.
+
+    ``refers``: whether the turn holds a reference the reader must fill in (a pronoun or a
+    demonstrative read from the conversation, a "the X" nothing named). A turn without one names
+    its own subject ("What do you mean by binary options?"), so there is no "which one?" to ask,
+    whatever the model's probability: it is refused or answered as the model's other kinds say."""
     model = model or load_turn_model()
     row = model.kinds.probabilities(signals.vector(model.kinds.names))[0]
     by_kind = dict(zip(model.kinds.kinds, (float(v) for v in row), strict=True))
     probabilities = tuple(by_kind.get(kind, 0.0) for kind in ANSWER_KINDS)
     shown = ", ".join(f"{kind} {by_kind[kind]:.2f}" for kind in model.kinds.kinds)
     if signals.vague:
-        kind, reason = UNDERSPECIFIED, "the question names too little to search for"
-    else:
-        kind = model.decide(row)
-        reason = (
-            f"p(kind): {shown}; ask back at p(underspecified) >= {model.clarify_threshold:.2f}, "
-            f"refuse at p(unanswerable) >= {model.refuse_threshold:.2f}"
+        return TurnKindVerdict(
+            UNDERSPECIFIED,
+            by_kind[UNDERSPECIFIED],
+            "the question names too little to search for",
+            signals,
+            probabilities,
         )
+    kind = model.decide(row)
+    reason = (
+        f"p(kind): {shown}; ask back at p(underspecified) >= {model.clarify_threshold:.2f}, "
+        f"refuse at p(unanswerable) >= {model.refuse_threshold:.2f}"
+    )
+    if kind == UNDERSPECIFIED and not refers:
+        kind = UNANSWERABLE if by_kind[UNANSWERABLE] >= model.refuse_threshold else ANSWERABLE
+        reason += "; not asked back: the turn names its own subject and leaves no reference open"
     return TurnKindVerdict(kind, by_kind[UNDERSPECIFIED], reason, signals, probabilities)

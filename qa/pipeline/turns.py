@@ -41,7 +41,8 @@ _FRAMING = frozenset(
     for w in """tell know want need like help please difference different differ compare comparison
     example examples mean meaning way ways thing things work works best good better use used get able
     possible happen happens happened today currently current isn't aren't don't doesn't last come
-    seem leave answer recommend next week include call really actually exactly also""".split()
+    seem leave answer recommend next week include call really actually exactly also
+    exact precise precisely specific specifically particular general number kind kinds type types""".split()
 )
 
 
@@ -72,6 +73,109 @@ class Clarification:
     question: str  # the clarifying question to ask back
     about: str  # the reference that needs it ("this library"), or "" for a vague question
     options: tuple[str, ...] = ()  # things of that kind the passages name
+    why: str = ""  # the rule that asked, for the note (the default one's when empty)
+
+
+def leaves_open(conversation: Rewrite | None) -> bool:
+    """Whether the turn holds a reference its reader must fill in: a pronoun or demonstrative the
+    rewrite read from the conversation ("it", "this outpatient clinic"), one it could not read
+    ("this language"), or a "the X" nothing named. A subject the rewrite only appended to a short
+    question ("What do you mean by binary options? (Forex)") is context, not a reference."""
+    if conversation is None:
+        return False
+    return bool(
+        conversation.resolved
+        or conversation.unresolved
+        or conversation.definite
+        or conversation.open_references
+    )
+
+
+def ambiguous_reference(
+    question: str, conversation: Rewrite | None, ranked: Sequence[ScoredPassage]
+) -> Clarification | None:
+    """A clarifying question when the turn asks about "the <kind>" that nothing pins down
+    (``Rewrite.open_references``: "the fast food chain") and the passages describe several things
+    of that kind (Jack in the Box, Chipotle Mexican Grill, In-N-Out Burger): which one is a choice
+    only the asker can make. None when the documents describe one or none (then the reference is
+    as good as named, or answerability judges the turn). Heuristic."""
+    turn = conversation if conversation is not None else rewrite(question, ())
+    for about in turn.open_references:
+        noun = words(about)[-1]
+        options = things_of_kind(noun, ranked, question)
+        if len(options) >= 2:
+            kind = _kind(about)
+            return Clarification(
+                f"Which {kind} do you mean? The documents mention {_listed(options, noun)}.",
+                about,
+                options,
+                why=f"'{about}' could be any of {len(options)} things of that kind the documents describe",
+            )
+    return None
+
+
+def things_of_kind(noun: str, ranked: Sequence[ScoredPassage], question: str) -> tuple[str, ...]:
+    """Names of things of the ``noun``'s kind among the top passages, at most four: names ending in
+    the noun ("Sampson State Park" for "park"), then documents titled by a name whose opening (or
+    title) uses the noun ("Jack in the Box ... is an American fast-food restaurant chain")."""
+    found: list[str] = []
+    # "Benz Stadium" is a piece of "Mercedes-Benz Stadium" (a name run cut at a hyphen), not a
+    # second stadium.
+    for name in (
+        *named_of_kind(noun, ranked[:8], exclude=question),
+        *titled_of_kind(noun, ranked[:5], question),
+    ):
+        if not any(name.lower() in known.lower() or known.lower() in name.lower() for known in found):
+            found.append(name)
+    return tuple(found[:4])
+
+
+def titled_of_kind(noun: str, ranked: Sequence[ScoredPassage], question: str) -> tuple[str, ...]:
+    """Distinct document titles that are names ("Kobe Bryant", "Spanish language (Spain)" shown
+    without its parenthesis) whose passage opens by saying what it is with the noun, or whose title
+    holds it. Titles that are headings or sentences ("Services To the Public - California State
+    Library", a forum post) are no one's name and never offered."""
+    wanted = stem(noun.lower())
+    titles: list[str] = []
+    for hit in ranked:
+        title = _PARENTHESIS.sub(" ", hit.passage.document_title).strip()
+        if not _name_like(title, wanted) or title.lower() in question.lower() or title in titles:
+            continue
+        if wanted in {stem(w) for w in words(title)} or _defines_as(hit.passage.text[:_OPENING], wanted):
+            titles.append(title)
+    return tuple(titles)
+
+
+def _defines_as(opening: str, noun: str) -> bool:
+    """Whether a sentence of the opening says what its subject is with the noun: "... is an American
+    fast-food restaurant chain" for "chain" ("The German Shepherd ... is a breed of ... dog" is not a
+    language, though "English language" comes up a sentence later)."""
+    for sentence in _SENTENCE.split(opening):
+        found = _COPULA.search(sentence)
+        if found and noun in {stem(w) for w in words(sentence[found.end() :])}:
+            return True
+    return False
+
+
+_PARENTHESIS = re.compile(r"\s*\([^)]*\)")
+# Characters of a passage that say what its subject is ("Kobe Bean Bryant (born August 23, 1978) is
+# an American retired professional basketball player").
+_OPENING = 300
+# A path, a heading's separator or a question: a document's title that is not a thing's name.
+_NOT_IN_NAMES = re.compile(r"[/|:?!]")
+_SENTENCE = re.compile(r"(?<=\w)\s?\.\s+(?=[A-Z])")
+_COPULA = re.compile(r"\b(?:is|was|are|were)\s+(?:a|an|the|one)\b", re.IGNORECASE)
+
+
+def _name_like(title: str, noun: str) -> bool:
+    """A title of at most six words that starts capitalised and whose other lower-case words are
+    function words or the kind itself ("Jack in the Box", "Spanish language")."""
+    tokens = title.split()
+    if not tokens or len(tokens) > 6 or not tokens[0][0].isupper() or _NOT_IN_NAMES.search(title):
+        return False
+    return all(
+        token[0].isupper() or token.lower() in STOPWORDS or stem(token.lower()) == noun for token in tokens
+    )
 
 
 def clarification(
@@ -84,20 +188,22 @@ def clarification(
 ) -> Clarification | None:
     """A clarifying question when the turn cannot be searched as asked, else None."""
     turn = conversation if conversation is not None else rewrite(question, ())
-    if turn.unresolved:
-        about = turn.unresolved[0]
-        noun, options = _choices(about, ranked[:top], question)
+    # "this library" over documents that describe one library is as good as named: answered.
+    # Over several it is a choice, and over none the search has nothing to go on: asked back.
+    about = turn.unresolved[0] if turn.unresolved else ""
+    options = things_of_kind(words(about)[-1], ranked[:top], question) if about else ()
+    if about and not (len(options) == 1 and _the_only_one(words(about)[-1], options[0], ranked[:3])):
         kind = _kind(about)
         text = f"Which {kind} do you mean?"
         if len(options) >= 2:
-            text += " The documents mention " + _listed(options) + "."
+            text += " The documents mention " + _listed(options, words(about)[-1]) + "."
         else:
             text += f" Please name the {kind}, so the search can find {_it(kind)}."
         return Clarification(text, about, options)
     for about in turn.definite:
         # "the animal", "the police department": a clarifying question only when the documents
         # name several, so there is a choice to make (heuristic).
-        noun, options = _choices(about, ranked[:top], question)
+        options = named_of_kind(words(about)[-1], ranked[:top], exclude=question)
         if len(options) >= min_options:
             text = f"Which {_kind(about)} do you mean? The documents mention {_listed(options)}."
             return Clarification(text, about, options)
@@ -164,10 +270,17 @@ def doubted_reference(conversation: Rewrite | None, missing: Sequence[str]) -> C
     return None
 
 
-def _choices(about: str, ranked: Sequence[ScoredPassage], question: str) -> tuple[str, tuple[str, ...]]:
-    """(noun, names of that kind in the passages): the noun is the phrase's last word."""
-    noun = words(about)[-1]
-    return noun, named_of_kind(noun, ranked, exclude=question)
+def _the_only_one(noun: str, name: str, ranked: Sequence[ScoredPassage]) -> bool:
+    """Whether every top passage that speaks of the noun's kind names ``name``: the documents
+    describe that one ("this library" over the Sutro Library's pages), rather than one name found
+    among passages about others of the kind (a menu's "View Technology Missions" beside pages
+    about NASA's missions in general)."""
+    wanted = stem(noun.lower())
+    for hit in ranked:
+        text = hit.passage.document_title + " " + hit.passage.text
+        if wanted in {stem(w) for w in words(text)} and name.lower() not in text.lower():
+            return False
+    return True
 
 
 def _kind(about: str) -> str:
@@ -183,8 +296,15 @@ def _it(noun: str) -> str:
     return "them" if noun.endswith("s") and not noun.endswith(("ss", "us", "is")) else "it"
 
 
-def _listed(options: Sequence[str]) -> str:
-    names = [f"the {o}" if not o.lower().startswith("the ") else o for o in options]
+def _listed(options: Sequence[str], noun: str = "") -> str:
+    """The options as a list; with ``noun``, "the" only before names that end in it ("the Sampson
+    State Park", but "Kobe Bryant")."""
+    names = [
+        f"the {o}"
+        if not o.lower().startswith("the ") and (not noun or stem(words(o)[-1]) == stem(noun.lower()))
+        else o
+        for o in options
+    ]
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
@@ -192,6 +312,8 @@ def clarifying_answer(clarify: Clarification, documents: Sequence[str], *, learn
     """``learned``: the turn-kind model's reason when it, not the rules, decided to ask."""
     if learned:
         note = f"Asked to clarify (learned turn-kind model, heuristic signals): {learned}."
+    elif clarify.why:
+        note = f"Asked to clarify (heuristic): {clarify.why}."
     else:
         what = (
             f"'{clarify.about}' refers to nothing named earlier" if clarify.about else "the question is vague"

@@ -42,6 +42,21 @@ def test_a_reference_followed_by_a_verb_asks_about_the_noun_not_the_verb():
     assert "Auburn Police Department" in asked.question and "San Bruno Fire Department" in asked.question
 
 
+@pytest.mark.parametrize(
+    ("question", "asked"),
+    [
+        # Seen on MTRAG-UN: "Which Superior Court publish do you mean?". A "does" question needs a
+        # verb after its subject; the tagger read "publish" and "support" as nouns.
+        ("Does this Superior Court publish judges roster?", "Which Superior Court do you mean?"),
+        ("Does this California county support veterans?", "Which California county do you mean?"),
+        ("Does this library offer Wi-Fi?", "Which library do you mean?"),
+    ],
+)
+def test_a_does_question_asks_about_its_subject_not_its_verb(question, asked):
+    clarify = clarification(question, conversation.rewrite(question, ()), ())
+    assert clarify is not None and clarify.question.startswith(asked)
+
+
 def test_menu_and_navigation_lines_are_never_offered_as_choices():
     question = "When did this department publish its annual report?"
     asked = clarification(question, conversation.rewrite(question, ()), DEPARTMENTS)

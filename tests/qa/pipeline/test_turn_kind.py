@@ -26,7 +26,7 @@ from qa.pipeline.turn_kind import (
     named_of_kind,
     turn_signals,
 )
-from qa.pipeline.turns import clarifying_question
+from qa.pipeline.turns import clarifying_question, leaves_open
 from qa.pipeline.types import ScoredPassage
 from tests.qa.pipeline.answering_fakes import ScriptedLLM, make_passage
 from tests.qa.pipeline.test_run import document
@@ -141,6 +141,24 @@ def test_the_model_asks_back_first_then_refuses_then_answers():
     verdict = classify_turn(signals_of(unresolved=0.0, answerable=1.0), model)
     assert verdict.kind == "answerable" and abs(sum(verdict.probabilities) - 1.0) < 1e-9
     assert "p(kind)" in verdict.reason
+
+
+def test_a_turn_that_names_its_own_subject_is_never_asked_which_one():
+    # Seen on MTRAG-UN: "What do you mean by binary options?" was asked "Is this about Forex, or
+    # something else?". Without a reference left open there is no choice to ask about.
+    model = model_of(0.5, 0.5)
+    asked = classify_turn(signals_of(unresolved=1.0, answerable=0.9), model, refers=False)
+    assert asked.kind == "answerable" and "leaves no reference open" in asked.reason
+    refused = classify_turn(signals_of(unresolved=1.0, answerable=0.0), model_of(0.3, 0.01), refers=False)
+    assert refused.kind == "unanswerable"
+
+
+def test_leaving_a_reference_open_is_a_pronoun_a_demonstrative_or_an_unnamed_the_x():
+    history = [("What is Forex?", "Forex is the foreign exchange market.")]
+    assert not leaves_open(conversation.rewrite("What do you mean by binary options?", history))
+    assert leaves_open(conversation.rewrite("How is it regulated?", history))
+    assert leaves_open(conversation.rewrite("What does this broker charge?", history))
+    assert not leaves_open(None)
 
 
 def test_a_vague_turn_is_asked_back_whatever_the_model_says():

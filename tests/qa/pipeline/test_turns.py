@@ -102,6 +102,18 @@ def test_missing_parts_ignore_the_questions_framing_words():
     assert missing_parts("Can you tell me the difference?", ()) == ()
 
 
+def test_asking_for_the_exact_number_is_not_a_gap_when_the_passage_states_it():
+    # analyst-bench train q017 was answered with the count and then told the analyst that the
+    # sources "do not cover 'exact', 'number'": words that only ask for precision.
+    from qa.pipeline.types import ScoredPassage
+    from tests.qa.pipeline.answering_fakes import make_passage
+
+    stated = [ScoredPassage(make_passage("d1", ["At least 287 children were killed in the strikes."]), 1.0)]
+    assert missing_parts("What is the exact number of children killed in the strikes?", stated) == ()
+    assert missing_parts("What specific kind of strikes killed children?", stated) == ()
+    assert "hospitals" in missing_parts("What exact number of hospitals were hit?", stated)
+
+
 def test_a_name_the_passages_never_mention_is_refused_not_answered(pipeline):
     run = answer_question(
         "Does the Monterey Park Bruggemeyer Library offer books in Klingon?", pipeline=pipeline
