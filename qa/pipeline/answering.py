@@ -115,6 +115,7 @@ def build_generator(config: AnswerConfig, embedder: Embedder, llm: LLM | None) -
                 require_quantity=config.require_quantity_for_quantity_questions,
                 focus_document=config.extractive_focus_document,
                 context_weight=config.extractive_context_weight,
+                same_time=config.extractive_same_time,
             ),
         )
     if config.generator == "overlap":

@@ -32,6 +32,7 @@ class AnswerConfig:
     extractive_min_relevance: float = 0.0
     extractive_focus_document: bool = False  # answer from the top-ranked document only
     extractive_context_weight: float = 0.0  # the preceding sentence's share of a sentence's meaning
+    extractive_same_time: bool = False  # no sentence naming only other times than the question's
     require_quantity_for_quantity_questions: bool = True
     llm_max_context_sentences: int = 60
     # Disagreement between documents.

@@ -27,6 +27,7 @@ from qa.pipeline.text import (
     split_sentences,
     unique_sentences,
     words,
+    year_spans,
 )
 from qa.pipeline.types import REFUSAL_TEXT, ScoredPassage, SourceSentence
 
@@ -85,6 +86,10 @@ class ExtractiveSettings:
     # The share of the sentence before it in the meaning of a sentence that refers back: "He was
     # confirmed after difficult Senate hearings" is about the nomination the sentence before names.
     context_weight: float = 0.0
+    # A question whose main clause names a time ("what reforms did Qaboos enact in response to the
+    # 2011 demonstrations?") is not answered by a sentence that names only other times ("In 1970,
+    # QABOOS overthrew his father"): such a sentence joins the answer only as its best sentence.
+    same_time: bool = False
 
 
 class ExtractiveGenerator:
@@ -160,10 +165,13 @@ class ExtractiveGenerator:
             max(self.settings.min_sentences, len(stating)) if only_amounts else self.settings.max_sentences
         )
 
+        period = asked_period(question) if self.settings.same_time else None
         for i in order:
             if len(chosen) >= min(limit, self.settings.max_sentences):
                 break
             if i in chosen or self._duplicates(i, chosen, candidates, vectors):
+                continue
+            if period is not None and about_another_time(candidates[i].text, period):
                 continue
             if self.settings.focus_document and passages and candidates[i].document_id != focus:
                 continue
@@ -230,6 +238,35 @@ def _sentences_stating(
         if pool[0] not in stating:
             stating.append(pool[0])
     return stating, None
+
+
+# ", and how ...", ", and what ...": where a question's next part begins.
+_NEXT_PART = re.compile(
+    r",?\s+and\s+(?:how|what|which|who|when|where|why|did|does|is|are|was)\b", re.IGNORECASE
+)
+
+
+def asked_period(question: str) -> tuple[int, int] | None:
+    """The years a question is about, when its main clause names a time; else None.
+
+    Only the main (first) clause decides: in "How did Dominica become independent, and what
+    shift in 1980 changed it?" the year narrows the second part alone, and the first asks
+    about every century before it. When the main clause names one, the span runs over every
+    time the question names ("the 2022 default ... and the one of the late 1990s").
+    """
+    main = _NEXT_PART.split(question, maxsplit=1)[0]
+    if not year_spans(main):
+        return None
+    spans = year_spans(question)
+    return min(first for first, _ in spans), max(last for _, last in spans)
+
+
+def about_another_time(text: str, period: tuple[int, int], *, slack: int = 1) -> bool:
+    """Whether every time the text names lies outside ``period`` (by more than ``slack`` years);
+    a text naming no time is about no other time."""
+    spans = year_spans(text)
+    start, end = period[0] - slack, period[1] + slack
+    return bool(spans) and all(last < start or first > end for first, last in spans)
 
 
 # Words that frame a question ("Based only on this article, ...") without asking anything.

@@ -137,6 +137,21 @@ def is_year(value: float) -> bool:
     return value.is_integer() and 1800 <= value <= 2100
 
 
+_DECADE = re.compile(r"\b(1[89]\d0|20\d0)s\b")
+# "the 19th century", "the late 19th and early 20th centuries": the ordinal before "century".
+_CENTURY = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)\b(?=[\w\s,-]{0,25}?\bcentur(?:y|ies)\b)", re.IGNORECASE)
+
+
+def year_spans(text: str) -> list[tuple[int, int]]:
+    """The times a text names, each as (first year, last year): a year ("in 2011"), a decade
+    ("the 1990s") or a century ("the 19th century"). Years before 1800 read as amounts
+    (``is_year``), so they are not among them."""
+    spans = [(int(value), int(value)) for value, kind, _, _ in number_mentions(text) if kind == "year"]
+    spans += [(int(m.group(1)), int(m.group(1)) + 9) for m in _DECADE.finditer(text)]
+    spans += [((int(m.group(1)) - 1) * 100, int(m.group(1)) * 100 - 1) for m in _CENTURY.finditer(text)]
+    return spans
+
+
 def capitalised_names(text: str) -> set[str]:
     """Lower-cased capitalised words that are likely names (Oman, Qaboos, ECOWAS).
 

@@ -68,12 +68,15 @@ ANSWERABLE = [
     ("Who was Dominica's first prime minister?", "Patrick John"),
     ("When was slavery abolished in Dominica?", "1834"),
     ("Which hurricane struck Dominica in 1979?", "David"),
-    # Known miss: the partial-answer check (turns) finds no source word for "replaced" and answers
-    # with the banana sentences only, leaving out the ecotourism sentence that answers it.
+    # Known miss: the answer is the two banana sentences, the ones most like the question; the
+    # sentence that answers it ("The government has since promoted ecotourism") shares no word
+    # with "replaced", and nothing checks that the answer names what came after the bananas.
     pytest.param(
         "What replaced bananas in Dominica's economy?",
         "ecotourism",
-        marks=pytest.mark.xfail(strict=True, reason="'replaced' is judged missing; the answer is partial"),
+        marks=pytest.mark.xfail(
+            strict=True, reason="answered with the banana sentences only, not the ecotourism one"
+        ),
     ),
 ]
 
