@@ -7,10 +7,10 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from documents import services
-from documents.models import Document, Sentence
+from documents.models import Sentence
 from documents.vector_index import hnsw_rebuild, index_parameters
 from qa.adapters import DjangoCorpusIndex
+from tests.factories import ingest_inline
 
 REPORT = b"""Harbor report
 
@@ -20,9 +20,7 @@ The port handled 4.2 million containers in 2024. The authority employed 1,850 st
 
 @pytest.mark.django_db(transaction=True)
 def test_rebuilt_sentence_index_has_the_new_parameters_and_still_answers(corpus, embedder):
-    [submitted] = services.documents_submit(corpus=corpus, filename="report.txt", data=REPORT)
-    document = Document.objects.get(pk=submitted.document.pk)
-    services.document_embed(document_id=document.pk, expected_hash=document.pending_hash, embedder=embedder)
+    ingest_inline(corpus, embedder, "report.txt", REPORT)
     out = StringIO()
     try:
         call_command("hnsw_index", "--unit", "sentence", "--m", "32", "--ef-construction", "256", stdout=out)

@@ -2,8 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from documents import services
-from documents.models import Document
+from tests.factories import ingest_inline
 
 PORT_REPORT = (
     "Harbor Authority Annual Report 2024\n\n"
@@ -29,14 +28,8 @@ INJECTION = (
 
 
 def ingest_texts(corpus, embedder, documents: dict[str, str]) -> None:
-    """Ingest in this process (no task queued, so a running worker cannot race us)."""
     for name, text in documents.items():
-        [parsed] = services.parse_upload(filename=f"{name}.txt", data=text.encode())
-        submitted = services.document_stage(corpus=corpus, parsed=parsed, enqueue=False)
-        document = Document.objects.get(pk=submitted.document.pk)
-        services.document_embed(
-            document_id=document.pk, expected_hash=document.pending_hash, embedder=embedder
-        )
+        ingest_inline(corpus, embedder, f"{name}.txt", text.encode())
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from documents import services as document_services
 from documents.models import Document, Sentence
 from qa import services as qa_services
 from qa.models import Question
@@ -16,6 +15,7 @@ from review.services import evaluation as evaluation_services
 from review.services import gold as gold_services
 from review.services import reviews as review_services
 from tests.conftest import wait_for
+from tests.factories import ingest_inline
 from tests.review.helpers import PERFECT, PERFECT_PORT, STAFF, ScriptedAnswers, client_for, make_document
 
 pytestmark = pytest.mark.urls("tests.review.urls")
@@ -182,15 +182,6 @@ The government opened six shelters near the capital.
 """
 
 
-def ingest(corpus, embedder, filename, data):
-    [submitted] = document_services.documents_submit(corpus=corpus, filename=filename, data=data)
-    document = Document.objects.get(pk=submitted.document.pk)
-    document_services.document_embed(
-        document_id=document.pk, expected_hash=document.pending_hash, embedder=embedder
-    )
-    return Document.objects.get(pk=document.pk)
-
-
 def annotate_two_cases(corpus, user):
     from review.services.benchmarks import benchmark_create
 
@@ -220,8 +211,8 @@ def annotate_two_cases(corpus, user):
 
 @pytest.mark.django_db
 def test_the_real_pipeline_answers_an_annotated_benchmark_in_process(corpus, analyst, embedder, tmp_path):
-    ingest(corpus, embedder, "report.txt", REPORT)
-    ingest(corpus, embedder, "floods.txt", FLOODS)
+    ingest_inline(corpus, embedder, "report.txt", REPORT)
+    ingest_inline(corpus, embedder, "floods.txt", FLOODS)
     benchmark = annotate_two_cases(corpus, analyst)
     out_path = tmp_path / "real.json"
     call_command(
@@ -244,8 +235,8 @@ def test_the_real_pipeline_answers_an_annotated_benchmark_in_process(corpus, ana
 def test_evaluation_questions_stay_out_of_the_review_queue_and_history_unless_asked_for(
     corpus, analyst, embedder
 ):
-    ingest(corpus, embedder, "report.txt", REPORT)
-    ingest(corpus, embedder, "floods.txt", FLOODS)
+    ingest_inline(corpus, embedder, "report.txt", REPORT)
+    ingest_inline(corpus, embedder, "floods.txt", FLOODS)
     benchmark = annotate_two_cases(corpus, analyst)
     with pytest.raises(CommandError, match="Give --user NAME"):
         call_command("evaluate", benchmark=benchmark.name, preset="bm25", stdout=StringIO())
@@ -275,8 +266,8 @@ def test_evaluation_questions_stay_out_of_the_review_queue_and_history_unless_as
 def test_an_evaluation_started_from_the_api_is_run_by_a_real_worker(
     celery_worker_process, corpus, analyst, embedder
 ):
-    ingest(corpus, embedder, "report.txt", REPORT)
-    ingest(corpus, embedder, "floods.txt", FLOODS)
+    ingest_inline(corpus, embedder, "report.txt", REPORT)
+    ingest_inline(corpus, embedder, "floods.txt", FLOODS)
     annotate_two_cases(corpus, analyst)
     client = client_for(analyst)
     response = client.post("/api/evaluations/", {"benchmark": "harbor", "preset": "bm25"}, format="json")
