@@ -183,7 +183,8 @@ SCOPE_CONDITIONS = (
 # One pass over the query terms' postings: their document frequencies (hence idf) and the
 # scores come from the same rows. "floored" says whether a term's raw idf was negative, in
 # which case the caller runs it again with %(floor)s set (NULL contributes nothing meanwhile).
-_RANKING = """
+_RANKING = (
+    """
 WITH q AS (SELECT * FROM unnest(%(terms)s::text[], %(repeats)s::int[]) AS q(term, repeats)),
 hits AS MATERIALIZED (
     SELECT p.item, p.document_id, p.term, p.tf, p.length FROM q JOIN documents_posting AS p
@@ -205,12 +206,15 @@ SELECT h.item,
        (SELECT bool_or(raw < 0) FROM idf) AS floored
 FROM hits AS h JOIN weight ON weight.term = h.term
 WHERE NOT %(scoped)s OR h.document_id IN (
-    SELECT d.id FROM documents_document AS d WHERE d.corpus_id = %(corpus)s""" + SCOPE_CONDITIONS + """
+    SELECT d.id FROM documents_document AS d WHERE d.corpus_id = %(corpus)s"""
+    + SCOPE_CONDITIONS
+    + """
 )
 GROUP BY h.item
 ORDER BY score DESC NULLS LAST, h.item
 LIMIT %(k)s
 """
+)
 
 
 def scope_params(scope: DocumentScope | None) -> dict[str, object]:

@@ -57,8 +57,10 @@ def cluster_settles(transactional_db):
     """
     yield
     wait_for(
-        lambda: not Document.objects.exclude(status__in=["ready", "failed"]).exists()
-        and not Question.objects.filter(status__in=["queued", "running"]).exists(),
+        lambda: (
+            not Document.objects.exclude(status__in=["ready", "failed"]).exists()
+            and not Question.objects.filter(status__in=["queued", "running"]).exists()
+        ),
         timeout=300,
         message="the cluster's documents and questions to settle before the flush",
     )

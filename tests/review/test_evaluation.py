@@ -259,9 +259,10 @@ def test_preset_all_on_analyst_bench_train_prints_the_report_table_with_the_repo
     for name in llm_only:
         assert f"{name}: skipped" in err.getvalue()
     assert "QA_LLM_PROVIDER" in err.getvalue()
-    assert set(EvaluationRun.objects.filter(status="done").values_list("preset", flat=True)) == set(
-        PRESET_NAMES
-    ) - llm_only
+    assert (
+        set(EvaluationRun.objects.filter(status="done").values_list("preset", flat=True))
+        == set(PRESET_NAMES) - llm_only
+    )
     assert not EvaluationRun.objects.exclude(status="done").exists()
     assert "the report's table layout" in output
     lines = output.splitlines()

@@ -25,6 +25,7 @@ def can_read_audit_trail(user) -> bool:
 def can_read_operations(user) -> bool:
     return permissions.can_read_operations(user)
 
+
 # Which navigation section each URL name belongs to, so the header can mark
 # the current page with aria-current.
 SECTIONS = {
