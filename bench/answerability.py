@@ -291,11 +291,12 @@ def cross_validate(rows: list[dict], args) -> dict:
         )
     means = np.mean(cells, axis=0)
     print(f"  mean over fold splits: unanswerable F1 {means[0]:.3f}, answerable recall {means[1]:.3f}")
-    calibration_report(clapnq_rows, splits, SPLITS)
+    calibration = calibration_report(clapnq_rows, splits, SPLITS)
     return {
         "splits": table,
         "mean_unanswerable_f1": round(float(means[0]), 4),
         "mean_answerable_recall": round(float(means[1]), 4),
+        **calibration,
     }
 
 

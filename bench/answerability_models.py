@@ -273,9 +273,9 @@ def calibration_floor(confidence: np.ndarray, draws: int = 1000, seed: int = 0) 
     return float(np.mean([ece(confidence, rng.random(len(confidence)) < confidence) for _ in range(draws)]))
 
 
-def calibration_report(rows: list[dict], splits: list[Decisions], seeds) -> None:
+def calibration_report(rows: list[dict], splits: list[Decisions], seeds) -> dict:
     """Confidence ECE, Brier score and the ECE floor for each fold split, their means, and the
-    reliability table of the first split."""
+    reliability table of the first split; printed, and returned for ``--json``."""
     cells = []
     for decisions in splits:
         outcomes = np.array(
@@ -305,3 +305,9 @@ def calibration_report(rows: list[dict], splits: list[Decisions], seeds) -> None
         if (which == b).any()
     ]
     print(f"  reliability, split {seeds[0]}: " + "; ".join(bins))
+    return {
+        "confidence_ece": [round(e, 4) for e, _, _ in cells],
+        "confidence_brier": [round(b, 4) for _, b, _ in cells],
+        "confidence_ece_mean": round(float(means[0]), 4),
+        "confidence_ece_if_calibrated": round(float(means[2]), 4),
+    }
