@@ -81,7 +81,12 @@ def _best_sentences(
     if not analysis.focus:
         return []
     scored = []
+    seen: set[str] = set()
     for sentence in sentences:
+        # Overlapping passages of one document repeat sentences; a repeat would take a place of the k.
+        if sentence.text in seen:
+            continue
+        seen.add(sentence.text)
         bag = content_words(sentence.text) | content_words(sentence.document_title)
         scored.append((len(analysis.focus & bag) / len(analysis.focus), sentence))
     scored.sort(key=lambda pair: -pair[0])

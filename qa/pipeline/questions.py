@@ -226,8 +226,15 @@ def _names_a_past_holder(analysis: QuestionAnalysis, sentence: str, *, window: i
 
 
 def _percent_for(analysis: QuestionAnalysis, sentence: str) -> bool:
+    """A percentage answers a question about a share or rate, and a "how much" question too: "How
+    much money do I need to put down for a mortgage?" is answered by "Put down 20% to pay no PMI"."""
     wants_percent = analysis.measure & {stem("percentage"), stem("percent"), stem("share"), stem("rate")}
-    return bool(wants_percent) and any(k == "percent" for _, k, _, _ in number_mentions(sentence))
+    return bool(wants_percent or _HOW_MUCH.search(analysis.question)) and any(
+        k == "percent" for _, k, _, _ in number_mentions(sentence)
+    )
+
+
+_HOW_MUCH = re.compile(r"\bhow much\b", re.IGNORECASE)
 
 
 def slot_states_amount(slot: QuantitySlot, sentence: str, title: str = "", *, window: int = 4) -> bool:
@@ -257,6 +264,12 @@ def slot_states_amount(slot: QuantitySlot, sentence: str, title: str = "", *, wi
     heads = set(focus[:2])
     if slot.kind == "percent":
         attached = bool(heads & set(tokens))
+    elif _HOW_MUCH.match(slot.phrase) and any(
+        kind == "percent" for _, kind, _, _ in number_mentions(sentence)
+    ):
+        # A rate is an amount of something, and its noun is seldom the one the question counts in
+        # ("money" in "how much money ... to put down"), so any word of the slot attaches it.
+        attached = bool(set(focus) & set(tokens))
     else:
         numeric = [i for i, w in enumerate(tokens) if w[0].isdigit() or w in _COUNT_WORDS]
         attached = any(heads & set(tokens[i + 1 : i + 1 + window]) for i in numeric)

@@ -274,3 +274,34 @@ def test_an_article_named_after_a_person_answers_who_through_a_pronoun():
 def test_a_possessive_does_not_hide_the_measure_a_question_asks_for():
     analysis = analyse_question("What was Dominica's GDP in 2019?")
     assert analysis.answer_type == "number" and "gdp" in analysis.measure
+
+
+# Two overlapping passages of one forum answer (MTRAG-UN train, fiqa): the chunker repeats the
+# sentence they share, and the answer is a rate, not a sum of money.
+_DOWN_PAYMENT = [
+    "Rules of thumb?",
+    "Sure - Put down 20% to pay no PMI.",
+    "The mortgage payment should be no more than 28% of your gross monthly income.",
+    "Set that money aside for long term investing or your emergency fund.",
+]
+DOWN_PAYMENT_START = make_passage("fiqa/rules-of-thumb", _DOWN_PAYMENT, title="Rules of thumb? Put down 20%")
+DOWN_PAYMENT_END = make_passage(
+    "fiqa/rules-of-thumb-2",
+    [_DOWN_PAYMENT[3], "You can always make extra payments and shorten the length of the mortgage."],
+    title="Rules of thumb? Put down 20%",
+)
+
+
+def test_a_how_much_question_is_answered_by_a_rate_not_refused_for_want_of_a_sum():
+    question = "How much money do I need to put down for a mortgage?"
+    signals = answerability_signals(question, hits(DOWN_PAYMENT_END, DOWN_PAYMENT_START))
+    assert signals.type_missing == 0.0 and signals.slots_missing == 0.0
+    verdict = SignalAnswerability().judge(question, hits(DOWN_PAYMENT_END, DOWN_PAYMENT_START))
+    assert not verdict.by_rule, verdict.reason
+
+
+def test_a_how_much_question_with_no_amount_or_rate_in_the_passages_is_still_refused():
+    verdict = SignalAnswerability().judge(
+        "How much money do I need to put down for a mortgage?", hits(DOWN_PAYMENT_END)
+    )
+    assert verdict.kind == UNANSWERABLE and verdict.by_rule
