@@ -479,9 +479,6 @@ def main() -> None:
     parser.add_argument(
         "--write-rule", action="store_true", help="only add the hard rule's precision to the stored models"
     )
-    parser.add_argument(
-        "--write-confidence", action="store_true", help="refit only the confidence model in the stored file"
-    )
     parser.add_argument("--l2", type=float, default=1.0)
     parser.add_argument(
         "--early-recall", type=float, default=0.98, help="answerable recall kept before generation"
@@ -519,11 +516,9 @@ def main() -> None:
         write_models(rows, models, args)
     elif args.write_rule:
         write_rule_only(models, args)
-    elif args.write_confidence:
-        write_confidence_only(rows, models, args)
 
 
-def tuning_description(rows: list[dict], args) -> str:
+def write_models(rows: list[dict], models: Models, args) -> None:
     counts = {name: sum(r["dataset"] == name for r in rows) for name in ("clapnq-dev", "analyst-bench-train")}
     trained_on = (
         f"CLAPNQ-dev ({counts['clapnq-dev']} questions) and analyst-bench train "
@@ -539,28 +534,19 @@ def tuning_description(rows: list[dict], args) -> str:
             "reader trained without the question's fold, for analyst-bench by the shipped one (which "
             "saw no analyst-bench)"
         )
-    return trained_on
-
-
-def confidence_payload(models: Models, trained_on: str) -> dict:
-    return fitted(
-        models.confidence,
-        trained_on=(
-            f"a logistic model of {', '.join(models.confidence.names)} over the questions of the same "
-            f"data that the pipeline answers, each decided by models fitted without it ({CALIBRATION_FOLDS} "
-            f"folds, seeds {', '.join(map(str, CALIBRATION_SEEDS))}; bench/answerability_models.py "
-            "calibration_rows); right = answerable and citation F1 >= 0.5. " + trained_on
-        ),
-    ).to_json()
-
-
-def write_models(rows: list[dict], models: Models, args) -> None:
-    trained_on = tuning_description(rows, args)
     payload = {
         name: fitted(getattr(models, name), trained_on=trained_on).to_json()
         for name in ("answerability", "answer_check")
     }
-    payload["confidence"] = confidence_payload(models, trained_on)
+    payload["confidence"] = fitted(
+        models.confidence,
+        trained_on=(
+            "Platt scaling of the answer check's logit: the questions of the same data that the "
+            f"pipeline answers, each decided by models fitted without it ({CALIBRATION_FOLDS} folds, "
+            f"seeds {', '.join(map(str, CALIBRATION_SEEDS))}; bench/answerability_models.py "
+            "calibration_rows); right = answerable and citation F1 >= 0.5. " + trained_on
+        ),
+    ).to_json()
     payload["refusal_rule"] = rule_payload(models, trained_on)
     MODEL_FILE.write_text(json.dumps(payload, indent=1) + "\n")
     print(f"wrote {MODEL_FILE.relative_to(REPO)}")
@@ -568,17 +554,6 @@ def write_models(rows: list[dict], models: Models, args) -> None:
 
 def rule_payload(models: Models, trained_on: str) -> dict:
     return {"precision": models.rule_precision, "count": models.rule_count, "trained_on": trained_on}
-
-
-def write_confidence_only(rows: list[dict], models: Models, args) -> None:
-    """Refit only the confidence entry (``--write-confidence``): answerability, the answer check and
-    their thresholds stay as stored, so no refusal changes."""
-    stored = json.loads(MODEL_FILE.read_text())
-    trained_on = tuning_description(rows, args).replace("--write", "--write-confidence")
-    stored["confidence"] = confidence_payload(models, trained_on)
-    MODEL_FILE.write_text(json.dumps(stored, indent=1) + "\n")
-    names = ", ".join(models.confidence.names)
-    print(f"wrote the confidence model ({names}) into {MODEL_FILE.relative_to(REPO)}")
 
 
 def write_rule_only(models: Models, args) -> None:

@@ -15,13 +15,12 @@ from qa.pipeline.answerability import SIGNAL_NAMES, LogisticModel, logit
 from qa.pipeline.confidence import (
     ANSWER_CHECK_NAMES,
     CONFIDENCE_NAMES,
-    OTHER_RELEVANT_DOCUMENTS,
     answer_check_features,
     bounded,
     confidence_features,
     fitted,
 )
-from qa.pipeline.relevance import AnswerRelevance, ContextJudgement, other_relevant_documents
+from qa.pipeline.relevance import AnswerRelevance
 
 FOLDS = 5
 # Inner folds for the confidence model's cross-fitted training rows (calibration_rows).
@@ -80,16 +79,6 @@ def relevance_of(row: dict) -> AnswerRelevance | None:
     )
 
 
-def confidence_signals(row: dict) -> dict[str, float]:
-    """What ``trust.after_generation`` hands the confidence model for this row: the answerability
-    signals and the count of other documents context relevance judged relevant."""
-    context = [
-        ContextJudgement(c["key"], c["document"], c["label"], c["sentence_cosine"], c["focus_coverage"])
-        for c in row["context"]
-    ]
-    return {**row["signals"], OTHER_RELEVANT_DOCUMENTS: float(other_relevant_documents(context))}
-
-
 @dataclass(frozen=True)
 class Models:
     answerability: LogisticModel
@@ -145,7 +134,7 @@ def decide(rows: list[dict], models: Models, *, with_check: bool = True) -> Deci
             confidence[i] = np.nan
             continue
         features = confidence_features(
-            p2[i], relevance, row["support_share"], confidence_signals(row), models.confidence
+            p2[i], relevance, row["support_share"], row["signals"], models.confidence
         )
         confidence[i] = bounded(models.confidence.probability(features)[0])
     return Decisions(p1, p2, refused, confidence)
@@ -221,7 +210,7 @@ def fit_models(
 
 def confidence_inputs(checked: float, row: dict) -> list[float]:
     """CONFIDENCE_NAMES of an answered row, as ``confidence.confidence_features`` gives them at run time."""
-    available = {"answer_check_logit": logit(checked), **confidence_signals(row)}
+    available = {"answer_check_logit": logit(checked), **row["signals"]}
     return [available[name] for name in CONFIDENCE_NAMES]
 
 

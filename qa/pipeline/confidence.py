@@ -12,19 +12,16 @@ data named there):
 - confidence: p(the answer is right), where right means what the bench scores:
   an answer to an answerable question whose citations reach F1 >= 0.5 against
   the gold evidence, or a refusal of an unanswerable one. For an answer it is
-  a logistic model of three inputs, the answer check's logit, whether BM25
-  and dense agree on the top document and how many other documents have a
-  passage judged relevant (``relevance.other_relevant_documents``; the check
-  says whether the question is answered, the other two whether the cited
-  document is the right one), fitted on *cross-fitted* check probabilities:
-  each tuning question's from models that did not see it. In-sample
-  probabilities are surer than they turn out on new questions, and a
-  calibration fitted on them inherits that. CLAPNQ-dev held out, twelve fold
-  splits: Brier 0.1586 and log loss 0.486 (0.1617 and 0.495 without the
-  relevant-documents count, worse on 12 of 12 splits), ECE 0.059 on average,
-  0.062 / 0.045 / 0.046 on splits 0/1/2 (0.061; 0.038 / 0.054 / 0.064); a
-  perfectly calibrated model scores about 0.066 on 200 questions;
-  bench/answerability.py, README "Answerability, relevance and confidence".
+  a logistic model of two inputs, the answer check's logit and whether BM25
+  and dense agree on the top document (the check says whether the question is
+  answered, agreement whether the cited document is the right one), fitted on
+  *cross-fitted* check probabilities: each tuning question's from models that
+  did not see it. In-sample probabilities are surer than they turn out on new
+  questions, and a calibration fitted on them inherits that. CLAPNQ-dev held
+  out, fold splits 0/1/2: ECE 0.040 / 0.047 / 0.070 (the earlier in-sample
+  model over the check, the answer's cosine, coverage and support share:
+  0.074 / 0.080 / 0.100); bench/answerability.py, README "Answerability,
+  relevance and confidence".
 
 A refusal's confidence is the probability that refusing is right, never a
 bare 100%: 1 - the last calibrated answerability probability computed for
@@ -55,10 +52,8 @@ ANSWER_CHECK_NAMES: tuple[str, ...] = (
     "type_stated",
 )
 # The answer check says whether the question is answered; whether BM25 and dense agree on the top
-# document, and how many other documents context relevance also judged relevant, say whether the
-# answer cites the right one (right needs citation F1 >= 0.5 too).
-OTHER_RELEVANT_DOCUMENTS = "other_relevant_documents"
-CONFIDENCE_NAMES: tuple[str, ...] = ("answer_check_logit", "retriever_agreement", OTHER_RELEVANT_DOCUMENTS)
+# document says whether the answer cites the right one (right needs citation F1 >= 0.5 too).
+CONFIDENCE_NAMES: tuple[str, ...] = ("answer_check_logit", "retriever_agreement")
 
 
 def answer_check_features(answerability: float, relevance: AnswerRelevance) -> np.ndarray:

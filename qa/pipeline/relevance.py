@@ -110,20 +110,6 @@ def relevant_passages(
     return tuple(hit for hit in ranked if label.get(hit.passage.key) != IRRELEVANT)
 
 
-def other_relevant_documents(judgements: Sequence[ContextJudgement]) -> int:
-    """How many documents besides the top passage's have a passage judged relevant.
-
-    An input of the confidence model: where other documents look as relevant as the top one, the
-    answer more often cites the wrong one or the question is about several things, and is right
-    less often than the answer check alone says. Passages of the top document itself (analyst-bench
-    retrieves several chunks of one document) do not count.
-    """
-    if not judgements:
-        return 0
-    top = judgements[0].document_id
-    return len({j.document_id for j in judgements if j.label == RELEVANT and j.document_id != top})
-
-
 # --- answer relevance --------------------------------------------------------------------------
 
 

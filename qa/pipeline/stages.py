@@ -420,9 +420,7 @@ def _answered(
             # underspecified follow-ups of MTRAG-UN train for 5 unanswerable ones (bench/turn_kinds.py
             # --check: nested CV refusal F1 0.504 with it, 0.573 without). It still gives confidence.
             trust = replace(trust, check_answer=False)
-        after = after_generation(
-            covered, answer, verdict, config=trust, embedder=pipeline.embedder, context=run.trust.context
-        )
+        after = after_generation(covered, answer, verdict, config=trust, embedder=pipeline.embedder)
         run = run.timed(answer_check=time.perf_counter() - clock)
         run = replace(run, trust=replace(run.trust, answer_check=after.check, confidence=after.confidence))
         guessed = _doubted_guess(pipeline, run, after.check, after.answer, ranked)

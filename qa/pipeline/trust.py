@@ -21,16 +21,10 @@ from qa.pipeline.answerability import (
     LLMAnswerability,
     SignalAnswerability,
 )
-from qa.pipeline.confidence import OTHER_RELEVANT_DOCUMENTS, AnswerCheck, Confidence, TrustModels
+from qa.pipeline.confidence import AnswerCheck, Confidence, TrustModels
 from qa.pipeline.protocols import LLM, Embedder
 from qa.pipeline.questions import analyse_question
-from qa.pipeline.relevance import (
-    ContextJudgement,
-    answer_relevance,
-    judge_context,
-    other_relevant_documents,
-    relevant_passages,
-)
+from qa.pipeline.relevance import ContextJudgement, answer_relevance, judge_context, relevant_passages
 from qa.pipeline.types import (
     PARTIAL,
     SUPPORTED,
@@ -131,11 +125,9 @@ def after_generation(
     *,
     config: TrustConfig,
     embedder: Embedder,
-    context: Sequence[ContextJudgement] = (),
 ) -> AfterGeneration:
     """Refuse an answer that does not address the question (or, where ``config.check_answer`` is off,
-    mark it doubted); give every answer its confidence. ``context``: before generation's context
-    relevance (empty: not judged; the confidence model then takes its mean for what it would say)."""
+    mark it doubted); give every answer its confidence."""
     models = trust_models()
     if answer.refused:
         confidence = refusal_confidence(verdict)
@@ -148,10 +140,8 @@ def after_generation(
             f"Refused: {check.reason}.", answer.retrieved_documents, confidence=confidence.probability
         )
         return AfterGeneration(refused, check, confidence)
-    signals = asdict(verdict.signals) if verdict.signals is not None else {}
-    if context:
-        signals[OTHER_RELEVANT_DOCUMENTS] = other_relevant_documents(context)
-    confidence = models.of_answer(check, [s.support for s in answer.sentences], signals or None)
+    signals = asdict(verdict.signals) if verdict.signals is not None else None
+    confidence = models.of_answer(check, [s.support for s in answer.sentences], signals)
     if not check.addresses_question:
         answer = doubted(answer, check.reason)
     return AfterGeneration(replace(answer, confidence=confidence.probability), check, confidence)

@@ -185,34 +185,6 @@ def test_an_off_question_answer_kept_without_the_check_reads_supported_nowhere_a
     assert refused.answer.refused
 
 
-def test_an_answer_is_less_confident_when_context_relevance_finds_other_relevant_documents():
-    """The runner hands before generation's context judgements to the confidence model."""
-    from qa.pipeline.answerability import AnswerabilityVerdict
-    from qa.pipeline.relevance import ContextJudgement
-    from qa.pipeline.trust import TrustConfig, after_generation
-    from qa.pipeline.types import Answer
-
-    question = "What was the population of Dominica in 2020?"
-    verdict = AnswerabilityVerdict(ANSWERABLE, 0.9, "stated", "signals")
-    people = Answer(sentences=tuple(AnswerSentence(s.text, (s,), SUPPORTED) for s in PEOPLE.sentences))
-
-    def judged(*documents: str) -> tuple[ContextJudgement, ...]:
-        return tuple(ContextJudgement(f"{d}:{i}", d, RELEVANT, 0.7, 0.8) for i, d in enumerate(documents))
-
-    def confidence(context) -> float:
-        after = after_generation(
-            question, people, verdict, config=TrustConfig(), embedder=BagOfWordsEmbedder(), context=context
-        )
-        assert after.check.addresses_question
-        return after.confidence.probability
-
-    # Two chunks of the top document are one document; two other documents make the answer doubtful.
-    alone = confidence(judged(PEOPLE.document_id, PEOPLE.document_id))
-    others = confidence(judged(PEOPLE.document_id, "dominica/economy", "dominica/hurricanes"))
-    assert alone > others
-    assert 0.01 <= others < alone <= 0.99
-
-
 def test_threshold_override_changes_the_decision():
     question = "What reforms did Sultan Qaboos enact in 2011?"
     oman = make_passage("oman", ["In 2011 Sultan Qaboos expanded the powers of the Council of Oman."])
