@@ -1,6 +1,7 @@
-"""A person the question names with a title the source abbreviates or leaves out is still the person
-the source names: `default` with the real embedding model, in memory (analyst-bench train q015 asked
-about "General Lord Richards"; its article says "Gen Lord Richards" and the question was refused)."""
+"""A name the question writes in full and the source shortens is still the name the source uses:
+a title abbreviated or left out (analyst-bench train q015 asked about "General Lord Richards"; its
+article says "Gen Lord Richards" and the question was refused) or a name written as its initials
+("European Union" / "EU"). `default` with the real embedding model, in memory."""
 
 from __future__ import annotations
 
@@ -13,6 +14,9 @@ from qa.pipeline.memory_index import InMemoryCorpusIndex
 from qa.pipeline.presets import get_preset
 from qa.pipeline.runner import answer_question
 from qa.pipeline.turn_kind import names_missing
+from qa.pipeline.turns import missing_parts
+from qa.pipeline.types import ScoredPassage
+from tests.qa.pipeline.answering_fakes import make_passage
 
 STRATEGY = """Western strategy in Ukraine criticised
 
@@ -25,6 +29,11 @@ GRAIN = """Grain exports
 
 Ships carrying grain left the ports of Odesa on Monday. The cargo is bound for Turkey and Egypt."""
 
+SANCTIONS = """Sanctions on Russian oil
+
+The EU agreed to ban most imports of Russian oil by the end of the year. \
+Pipeline deliveries to Hungary and Slovakia were exempted after weeks of talks."""
+
 
 @pytest.fixture(scope="module")
 def pipeline():
@@ -32,6 +41,7 @@ def pipeline():
     documents = [
         document_from_text(STRATEGY, external_id="news-strategy", filename="news-strategy.txt"),
         document_from_text(GRAIN, external_id="news-grain", filename="news-grain.txt"),
+        document_from_text(SANCTIONS, external_id="news-sanctions", filename="news-sanctions.txt"),
     ]
     index = InMemoryCorpusIndex(documents, embedder)
     return build_pipeline(get_preset("default"), index=index, clients=ModelClients(embedder=embedder))
@@ -56,3 +66,21 @@ def test_a_name_no_passage_mentions_still_counts_as_missing():
     assert names_missing("What did General Lord Richards say?", ["general"]) == ()
     assert names_missing("What did the Spanish envoy say?", ["spanish"]) == ("spanish",)
     assert names_missing("Why?", ["why"]) == () and names_missing("", []) == ()
+
+
+def test_a_name_the_source_writes_as_its_initials_is_answered(pipeline):
+    question = "What did the European Union decide about Russian oil?"
+    answer = answer_question(question, pipeline=pipeline).answer
+    assert not answer.refused, answer.note
+    cited = [source.text for sentence in answer.sentences for source in sentence.citations]
+    assert any(text.startswith("The EU agreed to ban most imports of Russian oil") for text in cited)
+
+
+def test_initials_cover_only_the_name_they_spell():
+    def lacking(question, text):
+        return missing_parts(question, [ScoredPassage(make_passage("d1", [text]), 1.0)])
+
+    assert lacking("What did the European Union ban?", "The EU banned imports.") == ()
+    assert lacking("What did NATO decide?", "The North Atlantic Treaty Organization decided to meet.") == ()
+    # Other initials are another name: the union is still missing.
+    assert "union" in lacking("What did the European Union ban?", "The UN banned imports in Europe.")
