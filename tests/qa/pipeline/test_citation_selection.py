@@ -12,11 +12,9 @@ import dataclasses
 import pytest
 
 from documents.parsing.assemble import document_from_text
-from qa.pipeline.embedding import SentenceTransformerEmbedder
-from qa.pipeline.factory import ModelClients, build_pipeline
-from qa.pipeline.memory_index import InMemoryCorpusIndex
 from qa.pipeline.presets import get_preset
 from qa.pipeline.runner import answer_question
+from tests.qa.pipeline.in_memory import in_memory_pipeline
 
 HISTORY = """Marenia: History
 
@@ -39,19 +37,16 @@ The currency is pegged to a basket of foreign currencies."""
 
 @pytest.fixture(scope="module")
 def corpus():
-    embedder = SentenceTransformerEmbedder()
-    documents = [
+    return [
         document_from_text(HISTORY, external_id="marenia-history", filename="marenia-history.txt"),
         document_from_text(ECONOMY, external_id="marenia-economy", filename="marenia-economy.txt"),
     ]
-    return InMemoryCorpusIndex(documents, embedder), embedder
 
 
 def quoted(corpus, question: str, **answer_changes) -> list[str]:
-    index, embedder = corpus
     config = get_preset("default")
     config = dataclasses.replace(config, answer=dataclasses.replace(config.answer, **answer_changes))
-    pipeline = build_pipeline(config, index=index, clients=ModelClients(embedder=embedder))
+    pipeline = in_memory_pipeline(corpus, config)
     answer = answer_question(question, pipeline=pipeline).answer
     assert not answer.refused, answer.note
     return [cited.text for sentence in answer.sentences for cited in sentence.citations]

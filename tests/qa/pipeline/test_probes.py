@@ -16,11 +16,8 @@ from pathlib import Path
 import pytest
 
 from documents.parsing.assemble import document_from_text
-from qa.pipeline.embedding import SentenceTransformerEmbedder
-from qa.pipeline.factory import ModelClients, build_pipeline
-from qa.pipeline.memory_index import InMemoryCorpusIndex
-from qa.pipeline.presets import get_preset
 from qa.pipeline.runner import answer_question
+from tests.qa.pipeline.in_memory import in_memory_pipeline
 
 DEMO = Path(__file__).resolve().parents[3] / "documents" / "demo_corpus"
 
@@ -45,13 +42,10 @@ ANSWERABLE = [
 
 @pytest.fixture(scope="module")
 def demo():
-    embedder = SentenceTransformerEmbedder()
-    documents = [
+    return in_memory_pipeline(
         document_from_text(path.read_text(), external_id=path.stem, filename=path.name)
         for path in sorted(DEMO.glob("*.txt"))
-    ]
-    index = InMemoryCorpusIndex(documents, embedder)
-    return build_pipeline(get_preset("default"), index=index, clients=ModelClients(embedder=embedder))
+    )
 
 
 def without_turns(pipeline):

@@ -11,11 +11,8 @@ from __future__ import annotations
 import pytest
 
 from documents.parsing.assemble import document_from_text
-from qa.pipeline.embedding import SentenceTransformerEmbedder
-from qa.pipeline.factory import ModelClients, build_pipeline
-from qa.pipeline.memory_index import InMemoryCorpusIndex
-from qa.pipeline.presets import get_preset
 from qa.pipeline.runner import answer_question
+from tests.qa.pipeline.in_memory import in_memory_pipeline
 
 COLONIAL_HISTORY = """Dominica: from colony to independent state
 
@@ -89,14 +86,13 @@ def article(text: str, name: str):
 
 @pytest.fixture(scope="module")
 def history():
-    embedder = SentenceTransformerEmbedder()
-    documents = [
-        article(COLONIAL_HISTORY, "colonial-history"),
-        article(HURRICANES, "hurricanes"),
-        article(ECONOMY, "economy"),
-    ]
-    index = InMemoryCorpusIndex(documents, embedder)
-    return build_pipeline(get_preset("default"), index=index, clients=ModelClients(embedder=embedder))
+    return in_memory_pipeline(
+        [
+            article(COLONIAL_HISTORY, "colonial-history"),
+            article(HURRICANES, "hurricanes"),
+            article(ECONOMY, "economy"),
+        ]
+    )
 
 
 @pytest.mark.parametrize("question", UNSTATED)

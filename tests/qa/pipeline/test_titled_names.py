@@ -8,15 +8,12 @@ from __future__ import annotations
 import pytest
 
 from documents.parsing.assemble import document_from_text
-from qa.pipeline.embedding import SentenceTransformerEmbedder
-from qa.pipeline.factory import ModelClients, build_pipeline
-from qa.pipeline.memory_index import InMemoryCorpusIndex
-from qa.pipeline.presets import get_preset
 from qa.pipeline.runner import answer_question
 from qa.pipeline.turn_kind import names_missing
 from qa.pipeline.turns import missing_parts
 from qa.pipeline.types import ScoredPassage
 from tests.qa.pipeline.answering_fakes import make_passage
+from tests.qa.pipeline.in_memory import in_memory_pipeline
 
 STRATEGY = """Western strategy in Ukraine criticised
 
@@ -37,21 +34,24 @@ Pipeline deliveries to Hungary and Slovakia were exempted after weeks of talks."
 
 @pytest.fixture(scope="module")
 def pipeline():
-    embedder = SentenceTransformerEmbedder()
-    documents = [
-        document_from_text(STRATEGY, external_id="news-strategy", filename="news-strategy.txt"),
-        document_from_text(GRAIN, external_id="news-grain", filename="news-grain.txt"),
-        document_from_text(SANCTIONS, external_id="news-sanctions", filename="news-sanctions.txt"),
-    ]
-    index = InMemoryCorpusIndex(documents, embedder)
-    return build_pipeline(get_preset("default"), index=index, clients=ModelClients(embedder=embedder))
+    return in_memory_pipeline(
+        [
+            document_from_text(STRATEGY, external_id="news-strategy", filename="news-strategy.txt"),
+            document_from_text(GRAIN, external_id="news-grain", filename="news-grain.txt"),
+            document_from_text(SANCTIONS, external_id="news-sanctions", filename="news-sanctions.txt"),
+        ]
+    )
+
+
+def answered_citing(pipeline, question: str) -> list[str]:
+    """The cited source sentences of the question's answer, which must not be a refusal."""
+    answer = answer_question(question, pipeline=pipeline).answer
+    assert not answer.refused, answer.note
+    return [source.text for sentence in answer.sentences for source in sentence.citations]
 
 
 def test_a_question_giving_a_title_the_source_abbreviates_is_answered(pipeline):
-    question = "What did General Lord Richards say about Western strategy?"
-    answer = answer_question(question, pipeline=pipeline).answer
-    assert not answer.refused, answer.note
-    cited = [source.text for sentence in answer.sentences for source in sentence.citations]
+    cited = answered_citing(pipeline, "What did General Lord Richards say about Western strategy?")
     assert any(text.startswith("Gen Lord Richards said the British government had adopted") for text in cited)
 
 
@@ -69,10 +69,7 @@ def test_a_name_no_passage_mentions_still_counts_as_missing():
 
 
 def test_a_name_the_source_writes_as_its_initials_is_answered(pipeline):
-    question = "What did the European Union decide about Russian oil?"
-    answer = answer_question(question, pipeline=pipeline).answer
-    assert not answer.refused, answer.note
-    cited = [source.text for sentence in answer.sentences for source in sentence.citations]
+    cited = answered_citing(pipeline, "What did the European Union decide about Russian oil?")
     assert any(text.startswith("The EU agreed to ban most imports of Russian oil") for text in cited)
 
 

@@ -1,0 +1,20 @@
+"""A preset over a few documents held in memory, with the real embedding model: what the probe and
+answer-shape tests ask their questions of."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from qa.pipeline.embedding import SentenceTransformerEmbedder
+from qa.pipeline.factory import ModelClients, Pipeline, build_pipeline
+from qa.pipeline.memory_index import DocumentInput, InMemoryCorpusIndex
+from qa.pipeline.presets import PipelineConfig, get_preset
+
+
+def in_memory_pipeline(documents: Iterable[DocumentInput], config: PipelineConfig | None = None) -> Pipeline:
+    """``config`` (the ``default`` preset when None) answering from ``documents``."""
+    embedder = SentenceTransformerEmbedder()
+    index = InMemoryCorpusIndex(documents, embedder)
+    return build_pipeline(
+        config or get_preset("default"), index=index, clients=ModelClients(embedder=embedder)
+    )
