@@ -23,7 +23,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from qa.pipeline.conversation import Rewrite, rewrite
-from qa.pipeline.entities import part_of_speech_tagger
+from qa.pipeline.entities import entity_tagger, part_of_speech_tagger
 from qa.pipeline.text import META_WORDS, STOPWORDS, content_words, stem, words
 from qa.pipeline.trust import trust_models
 from qa.pipeline.turn_kind import (  # noqa: F401 - names_missing and only_the_reading are used through turns
@@ -339,12 +339,13 @@ def missing_parts(question: str, ranked: Sequence[ScoredPassage], *, top: int = 
     shortened = _named_by_initials(
         question, " ".join(f"{hit.passage.document_title} {hit.passage.text}" for hit in ranked[:top])
     )
+    crossed = _places_crossed(question, bag)
     missing = []
     actions = _verbs_and_adverbs(question)
     for word in words(question):
         if word in STOPWORDS or word in META_WORDS or len(word) < 4 or word[0].isdigit():
             continue
-        if word in actions or word in shortened:
+        if word in actions or word in shortened or word in crossed:
             continue
         stemmed = stem(word)
         if (
@@ -356,6 +357,32 @@ def missing_parts(question: str, ranked: Sequence[ScoredPassage], *, top: int = 
             continue
         missing.append(word)
     return tuple(dict.fromkeys(missing))
+
+
+# How passages speak of what crosses borders, whichever the countries (stems, as ``content_words`` gives).
+_ACROSS_BORDERS = frozenset(
+    {"international", "internationally", "oversea", "abroad", "foreign", "cross-border"}
+)
+_PLACES = frozenset({"GPE", "LOC"})  # countries, cities, regions
+_PEOPLES = frozenset({"NORP"})  # "Australian", "Canadian"
+
+
+def _places_crossed(question: str, bag: set[str]) -> frozenset[str]:
+    """The words of the places a question names when it names two or more, a country among them
+    (an account in one, a person in another), over passages that speak of the international case
+    ("an international bank wire is the cheapest option"): the places say that the question crosses
+    borders, which such passages answer whichever the countries. MTRAG-UN train asked the cheapest
+    way to wire money from an Australian bank account to a person in England from Laos, and was
+    refused for want of 'australian', 'england' and 'laos'. One place ("the minimum wage in Laos")
+    is still a name the passages must hold, and so are places over passages that never speak of
+    crossing borders. Empty when no entity tagger is installed."""
+    tag = entity_tagger()
+    if tag is None or not bag & _ACROSS_BORDERS:
+        return frozenset()
+    named = {(text, label) for text, label in tag(question) if label in _PLACES | _PEOPLES}
+    if len({text for text, _ in named}) < 2 or not any(label in _PLACES for _, label in named):
+        return frozenset()
+    return frozenset(w for text, _ in named for w in words(text))
 
 
 _SMALL_IN_NAMES = frozenset({"of", "the", "and", "for", "on", "de"})
