@@ -164,15 +164,23 @@ def web_server_command(python: str) -> list[str]:
     ]
 
 
-def stop_children(children: list[subprocess.Popen]) -> None:
+def stop_children(children: list[subprocess.Popen], grace: float = 20.0) -> None:
+    """Ask every child to stop, give them ``grace`` seconds between them, then kill the rest.
+
+    A worker in the middle of a task finishes it before it exits (Celery's warm shutdown); one
+    still busy when the grace runs out is killed, and the reaper hands its job to the next worker
+    (the job's lease). The grace is shared: waiting on each child in turn for the whole of it made
+    Ctrl-C take over a minute while the demo corpus embedded."""
     for child in children:
         if child.poll() is None:
             os.killpg(child.pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
     for child in children:
         try:
-            child.wait(timeout=20)
+            child.wait(timeout=max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
 
 
 def load_demo_corpus(team: Team) -> None:
