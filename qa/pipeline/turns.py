@@ -350,7 +350,7 @@ def missing_parts(question: str, ranked: Sequence[ScoredPassage], *, top: int = 
         stemmed = stem(word)
         if (
             stemmed in _FRAMING
-            or stemmed in bag
+            or _stem_in(stemmed, bag)
             or any(b.startswith(stemmed[:6]) for b in bag if len(stemmed) >= 7)
             or _demonym_of(stemmed, bag)
         ):
@@ -445,6 +445,16 @@ def _verbs_and_adverbs(question: str) -> frozenset[str]:
 
 
 _DEMONYM_ENDINGS = ("ese", "ian", "an", "n", "ish", "i")
+
+
+def _stem_in(stemmed: str, bag: set[str]) -> bool:
+    """Whether the passages hold the word with or without a silent final e, which ``stem`` keeps
+    on the bare word and loses with the ending: "handle" / "handled" ("How many containers did
+    the port handle?" was answered in part, "the sources do not cover 'handle'"), "decline" /
+    "declined", "price" / "priced"."""
+    if stemmed in bag:
+        return True
+    return (stemmed.endswith("e") and stemmed[:-1] in bag) or f"{stemmed}e" in bag
 
 
 def _demonym_of(word: str, bag: set[str]) -> bool:

@@ -37,6 +37,8 @@ ANSWERABLE = [
     ("When did Westmere gain independence?", "1962"),
     ("How many residents were evacuated because of the floods?", "2,400"),
     ("What was the operating revenue of the port authority?", "312 million"),
+    # "handle" / "handled": was answered in part, "the sources do not cover 'handle'".
+    ("How many containers did the port handle?", "4.2 million"),
 ]
 
 
@@ -88,6 +90,7 @@ def test_answerable_question_is_still_answered_with_the_fact(demo, question, fac
     answer, run = ask(demo, question)
     assert not answer.refused, f"refused {question!r}: {answer.note}"
     assert fact in answer.text
+    assert not answer.missing, f"answered {question!r} in part, missing {answer.missing}"
     assert run.trust.answerability.kind == "answerable"
     assert run.trust.answer_check.addresses_question
     assert answer.confidence is not None and 0.0 < answer.confidence <= 1.0

@@ -209,3 +209,18 @@ def test_what_the_asker_does_is_never_a_missing_part():
     vm = [ScoredPassage(make_passage("vm", ["Open the console to set up a new virtual machine."]), 1.0)]
     assert missing_parts("I meant to ask how to quickly build a virtual machine?", vm) == ()
     assert missing_parts("How do I build a virtual machine on Solaris?", vm) == ("solaris",)
+
+
+def test_a_word_the_passages_hold_with_another_ending_is_not_missing():
+    # "handle" / "handled" and "decline" / "declines": the bare word keeps its final e, the stem loses it.
+    from qa.pipeline.types import ScoredPassage
+    from tests.qa.pipeline.answering_fakes import make_passage
+
+    port = [
+        ScoredPassage(
+            make_passage("port", ["The port handled 4.2 million containers as exports declined."]), 1.0
+        )
+    ]
+    assert missing_parts("How many containers did the port handle?", port) == ()
+    assert missing_parts("What explains the decline of exports?", port) == ()
+    assert missing_parts("How many containers did the harbour handle?", port) == ("harbour",)
