@@ -116,7 +116,10 @@ class Answer:
 
     @property
     def text(self) -> str:
-        return " ".join(s.text for s in self.sentences)
+        """The answer as one paragraph. A quoted heading ("Floods close roads in southern
+        Westmere") ends with a full stop here so it does not run into the next sentence; each
+        sentence keeps its exact source text."""
+        return " ".join(_as_ended(s.text) for s in self.sentences)
 
     @property
     def cited_sentences(self) -> tuple[SourceSentence, ...]:
@@ -125,6 +128,11 @@ class Answer:
             for cited in sentence.citations:
                 seen.setdefault(cited.id, cited)
         return tuple(seen.values())
+
+
+def _as_ended(sentence: str) -> str:
+    text = sentence.rstrip()
+    return text if not text or text[-1] in ".!?:;\"'\u201d)]" else f"{text}."
 
 
 REFUSAL_TEXT = "Insufficient evidence: the corpus does not support an answer to this question."
