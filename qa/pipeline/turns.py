@@ -339,7 +339,7 @@ def missing_parts(question: str, ranked: Sequence[ScoredPassage], *, top: int = 
     shortened = _named_by_initials(
         question, " ".join(f"{hit.passage.document_title} {hit.passage.text}" for hit in ranked[:top])
     )
-    crossed = _places_crossed(question, bag)
+    crossed = _places_crossed(question, bag) | _measures_named(question, bag)
     missing = []
     actions = _verbs_and_adverbs(question)
     for word in words(question):
@@ -445,6 +445,28 @@ def _verbs_and_adverbs(question: str) -> frozenset[str]:
 
 
 _DEMONYM_ENDINGS = ("ese", "ian", "an", "n", "ish", "i")
+
+
+# "How deep ...?" asks for a measure the passages name by its noun ("to a depth of 16 meters").
+_MEASURE_NOUNS = {
+    "deep": {"depth"},
+    "long": {"length"},
+    "wide": {"width", "broad"},
+    "broad": {"breadth", "width", "wide"},
+    "high": {"height", "tall", "altitude", "elevation"},
+    "tall": {"height", "high"},
+    "heavy": {"weight"},
+    "large": {"size", "area", "big"},
+    "fast": {"speed"},
+}
+
+
+def _measures_named(question: str, bag: set[str]) -> set[str]:
+    """The adjective of a "how deep / long / tall ...?" question when the passages name its
+    measure ("How deep is the main channel?" over "dredged to a depth of 16 meters" was answered
+    in part, "the sources do not cover 'deep'")."""
+    asked = re.findall(r"\bhow\s+([a-z]+)\b", question.lower())
+    return {word for word in asked if any(stem(noun) in bag for noun in _MEASURE_NOUNS.get(word, ()))}
 
 
 def _stem_in(stemmed: str, bag: set[str]) -> bool:

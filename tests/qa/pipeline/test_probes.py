@@ -39,6 +39,8 @@ ANSWERABLE = [
     ("What was the operating revenue of the port authority?", "312 million"),
     # "handle" / "handled": was answered in part, "the sources do not cover 'handle'".
     ("How many containers did the port handle?", "4.2 million"),
+    # "deep" / "a depth of": was answered in part, "the sources do not cover 'deep'".
+    ("How deep is the main channel?", "16 meters"),
 ]
 
 

@@ -224,3 +224,14 @@ def test_a_word_the_passages_hold_with_another_ending_is_not_missing():
     assert missing_parts("How many containers did the port handle?", port) == ()
     assert missing_parts("What explains the decline of exports?", port) == ()
     assert missing_parts("How many containers did the harbour handle?", port) == ("harbour",)
+
+
+def test_a_how_deep_question_is_covered_by_a_passage_giving_the_depth():
+    from qa.pipeline.types import ScoredPassage
+    from tests.qa.pipeline.answering_fakes import make_passage
+
+    text = "The main channel was dredged to a depth of 16 meters."
+    channel = [ScoredPassage(make_passage("port", [text]), 1.0)]
+    assert missing_parts("How deep is the main channel?", channel) == ()
+    # A measure the passage does not give is still missing.
+    assert missing_parts("How wide is the main channel?", channel) == ("wide",)
