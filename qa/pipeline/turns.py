@@ -42,7 +42,10 @@ _FRAMING = frozenset(
     example examples mean meaning way ways thing things work works best good better use used get able
     possible happen happens happened today currently current isn't aren't don't doesn't last come
     seem leave answer recommend next week include call really actually exactly also
-    exact precise precisely specific specifically particular general number kind kinds type types""".split()
+    exact precise precisely specific specifically particular general number kind kinds type types
+    people person persons""".split()
+    # "people": sources count people by what they are ("2,400 residents", "1,850 staff"), so "How many
+    # people were evacuated?" was answered in part, "the sources do not cover 'people'".
 )
 
 

@@ -235,3 +235,15 @@ def test_a_how_deep_question_is_covered_by_a_passage_giving_the_depth():
     assert missing_parts("How deep is the main channel?", channel) == ()
     # A measure the passage does not give is still missing.
     assert missing_parts("How wide is the main channel?", channel) == ("wide",)
+
+
+def test_people_counted_by_what_they_are_are_not_missing():
+    # The demo corpus: "... how many people were evacuated?" was answered in part, "the sources do
+    # not cover 'people'", over "Emergency services evacuated about 2,400 residents".
+    from qa.pipeline.types import ScoredPassage
+    from tests.qa.pipeline.answering_fakes import make_passage
+
+    text = "Emergency services evacuated about 2,400 residents from low-lying villages."
+    floods = [ScoredPassage(make_passage("floods", [text]), 1.0)]
+    assert missing_parts("When were the villages flooded and how many people were evacuated?", floods) == ()
+    assert missing_parts("How many people were evacuated from Arlen?", floods) == ("arlen",)
