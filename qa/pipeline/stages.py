@@ -229,7 +229,7 @@ def _start_answering(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[Scor
         lacking = turns.missing_parts(question, passages) if kinds else ()
         if kinds and (
             (len(lacking) >= kinds.refuse_missing and verdict.probability < kinds.refuse_missing_below)
-            or turns.names_missing(run.question, lacking)
+            or turns.names_lacking(run.question, lacking, passages)
         ):
             doubted = turns.doubted_reference(run.conversation, lacking) if kinds.clarify else None
             if doubted is not None:

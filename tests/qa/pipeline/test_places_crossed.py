@@ -1,7 +1,8 @@
 """A question that names the countries money moves between is answered by passages on moving money
 internationally, which name none of them (MTRAG-UN train asked the cheapest way to wire money from
 an Australian bank account to a person in England from Laos and was refused: "the passages mention
-none of 'australian', 'england', 'laos'"). One place is still a name the passages must hold.
+none of 'australian', 'england', 'laos'"). One place is still a name the passages must hold, and
+a partial answer still says which places the sources do not name.
 `default` with the real embedding model, in memory."""
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import pytest
 
 from documents.parsing.assemble import document_from_text
 from qa.pipeline.runner import answer_question
-from qa.pipeline.turns import missing_parts
+from qa.pipeline.turns import missing_parts, names_lacking
 from qa.pipeline.types import ScoredPassage
 from tests.qa.pipeline.answering_fakes import make_passage
 from tests.qa.pipeline.in_memory import in_memory_pipeline
@@ -51,12 +52,16 @@ def _hits(*texts: str) -> list[ScoredPassage]:
     ]
 
 
-def test_places_stay_missing_unless_the_question_crosses_borders_over_international_passages():
+def test_places_stay_missing_names_unless_the_question_crosses_borders_over_international_passages():
     international = _hits("An international bank wire is the cheapest way to send money abroad.")
     crossing = "How do I wire money from Canada to a person in India?"
-    assert missing_parts(crossing, international) == ("person",)
+    lacking = missing_parts(crossing, international)
+    # A partial answer still says the sources name neither country; the refusal gate lets them be.
+    assert lacking == ("canada", "india")
+    assert names_lacking(crossing, lacking, international) == ()
     # One place: the passages must say something about it.
-    assert missing_parts("How do I wire money to a person in India?", international) == ("person", "india")
+    one = "How do I wire money to a person in India?"
+    assert names_lacking(one, missing_parts(one, international), international) == ("india",)
     # Two places over passages that never speak of crossing borders.
     domestic = _hits("A bank wire is the cheapest way to send money to another account.")
-    assert missing_parts(crossing, domestic) == ("canada", "person", "india")
+    assert names_lacking(crossing, missing_parts(crossing, domestic), domestic) == ("canada", "india")
