@@ -35,7 +35,9 @@ from qa.pipeline.turn_kind import (  # noqa: F401 - names_missing and only_the_r
 )
 from qa.pipeline.types import UNSUPPORTED, Answer, AnswerSentence, ScoredPassage
 
-# Focus words that are the question's own framing, never something a source must state.
+# Focus words that are the question's own framing, never something a source must state. "people":
+# sources count people by what they are ("2,400 residents", "1,850 staff"), so "How many people were
+# evacuated?" was answered in part, "the sources do not cover 'people'".
 _FRAMING = frozenset(
     stem(w)
     for w in """tell know want need like help please difference different differ compare comparison
@@ -44,8 +46,6 @@ _FRAMING = frozenset(
     seem leave answer recommend next week include call really actually exactly also
     exact precise precisely specific specifically particular general number kind kinds type types
     people person persons""".split()
-    # "people": sources count people by what they are ("2,400 residents", "1,850 staff"), so "How many
-    # people were evacuated?" was answered in part, "the sources do not cover 'people'".
 )
 
 
