@@ -71,7 +71,11 @@ def words(text: str) -> list[str]:
 
 
 def stem(word: str) -> str:
-    """A tiny suffix stripper: enough to match 'elections'/'election', 'ceded'/'cede'."""
+    """A tiny suffix stripper: enough to match 'elections'/'election', 'reforms'/'reform'.
+
+    A silent final e stays on the bare word and goes with the ending ('handle' but 'handl' for
+    'handled'; 'ceded' is too short to lose its ending). Left so, since the answerability models
+    were fitted on these stems; ``turns.missing_parts`` tries both forms where it matters."""
     if len(word) > 4 and word.endswith("ies"):
         return word[:-3] + "y"
     for suffix in ("ing", "ed", "es", "s"):
