@@ -260,12 +260,16 @@ class QuantitySlot:
     """
 
     phrase: str
-    kind: str  # "percent" or "amount"
+    kind: str  # "percent", "amount" or "time" (``time_slots``)
     focus: frozenset[str]
 
     def satisfied_by(self, sentence: str) -> bool:
-        """The sentence states an amount of the right kind about (one of) the focus words."""
-        if self.kind == "percent":
+        """The sentence states an amount (a time, for a ``time_slots`` slot) of the right kind about
+        (one of) the focus words."""
+        if self.kind == "time":
+            if not states_time(sentence):
+                return False
+        elif self.kind == "percent":
             if not any(kind == "percent" for _, kind, _, _ in number_mentions(sentence)):
                 return False
         elif not has_quantity(sentence):
@@ -280,19 +284,51 @@ def quantity_slots(question: str, *, focus_words: int = 4) -> list[QuantitySlot]
     next clause boundary: "how many extra ballots ..., and how many stations
     ..." has two slots, each with its own focus.
     """
-    slots = []
-    for match in _QUANTITY_QUESTION.finditer(question):
-        trigger = match.group(0).lower()
-        rest = question[match.end() :]
-        end = _SLOT_END.search(rest)
-        phrase = rest[: end.start()] if end else rest
-        focus = [w for w in _ordered_content_words(phrase) if w not in _SLOT_FILLERS][:focus_words]
-        if not focus:
-            # "what was the exact defense budget in 2020": the counted thing is inside the trigger.
-            focus = [w for w in _ordered_content_words(trigger) if w not in _SLOT_FILLERS][:focus_words]
-        kind = "percent" if re.search(r"percent", trigger) else "amount"
-        slots.append(QuantitySlot(trigger + phrase, kind, frozenset(focus)))
-    return slots
+    return [
+        _slot(question, match, "percent" if "percent" in match.group(0).lower() else "amount", focus_words)
+        for match in _QUANTITY_QUESTION.finditer(question)
+    ]
+
+
+# A part of a question asking when: at its start, or after the "and" or comma that opens the part
+# ("When did the floods happen and how many ...", "..., and in what year did ..."). A "when" inside
+# a clause ("What did officials say when the port closed?") asks nothing of its own.
+_TIME_QUESTION = re.compile(
+    r"(?:^|,|\band)\s*(?:when|(?:in\s+|on\s+)?(?:what|which)\s+(?:year|month|day|date|decade))\b",
+    re.IGNORECASE,
+)
+_WEEKDAYS_AND_MONTHS = re.compile(
+    r"\b(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day|yesterday|january|february|march|april|june|july|"
+    r"august|september|october|november|december)\b",
+    re.IGNORECASE,
+)
+
+
+def time_slots(question: str, *, focus_words: int = 4) -> list[QuantitySlot]:
+    """Every part of the question that asks when, with the words of what it asks about, in order:
+    "When did the floods happen and how many people were evacuated?" -> one ("time", {"flood",
+    "happen"}); [] when no part asks when."""
+    return [_slot(question, match, "time", focus_words) for match in _TIME_QUESTION.finditer(question)]
+
+
+def states_time(text: str) -> bool:
+    """The text names a time: a year, decade or century, a month or a day of the week ("on
+    Tuesday"). "May" is left out: it is a verb as often as a month."""
+    return bool(year_spans(text) or _WEEKDAYS_AND_MONTHS.search(text))
+
+
+def _slot(question: str, match: re.Match, kind: str, focus_words: int) -> QuantitySlot:
+    """The slot a trigger opens: the focus is the first few content words after it, up to the next
+    clause boundary."""
+    trigger = re.sub(r"^[\s,]*(?:and\s+)?", "", match.group(0).lower())
+    rest = question[match.end() :]
+    end = _SLOT_END.search(rest)
+    phrase = rest[: end.start()] if end else rest
+    focus = [w for w in _ordered_content_words(phrase) if w not in _SLOT_FILLERS][:focus_words]
+    if not focus:
+        # "what was the exact defense budget in 2020": the counted thing is inside the trigger.
+        focus = [w for w in _ordered_content_words(trigger) if w not in _SLOT_FILLERS][:focus_words]
+    return QuantitySlot(trigger + phrase, kind, frozenset(focus))
 
 
 def _ordered_content_words(text: str) -> list[str]:

@@ -98,6 +98,34 @@ def test_answerable_question_is_still_answered_with_the_fact(demo, question, fac
     assert answer.confidence is not None and 0.0 < answer.confidence <= 1.0
 
 
+# A question in parts gets every part answered: the floods one quoted the headline and the
+# evacuation, and left out the day.
+IN_PARTS = [
+    ("When did the floods happen and how many people were evacuated?", ("Tuesday", "2,400")),
+    (
+        "How many containers did the port handle, and when did the eastern terminal open?",
+        ("4.2 million", "March"),
+    ),
+]
+
+
+@pytest.mark.parametrize(("question", "facts"), IN_PARTS)
+def test_every_part_of_a_question_in_parts_is_answered(demo, question, facts):
+    answer, _ = ask(demo, question)
+    assert not answer.refused and not answer.missing, answer.note
+    for fact in facts:
+        assert fact in answer.text, f"{question!r} answered without {fact!r}: {answer.text!r}"
+
+
+def test_the_answer_comes_from_the_document_that_says_it_not_the_top_ranked_one(demo):
+    # Retrieval ranks the port report first (it is all about the port), but only the flood report
+    # quotes officials; the answer was the port report's container and dredging figures.
+    answer, _ = ask(demo, "What did officials say about the port?")
+    assert not answer.refused, answer.note
+    assert "Officials said the eastern port terminal was not affected" in answer.text
+    assert {c.document_id for s in answer.sentences for c in s.citations} == {"westmere-news-floods"}
+
+
 def test_irrelevant_passages_are_in_the_trace_and_not_read(demo):
     answer, run = ask(demo, "How many residents were evacuated because of the floods?")
     labels = {j.document_id: j.label for j in run.trust.context}
