@@ -116,6 +116,7 @@ def build_generator(config: AnswerConfig, embedder: Embedder, llm: LLM | None) -
                 focus_document=config.extractive_focus_document,
                 context_weight=config.extractive_context_weight,
                 same_time=config.extractive_same_time,
+                padding_floor=config.extractive_padding_floor,
             ),
         )
     if config.generator == "overlap":

@@ -92,6 +92,10 @@ class ExtractiveSettings:
     # 2011 demonstrations?") is not answered by a sentence that names only other times ("In 1970,
     # QABOOS overthrew his father"): such a sentence joins the answer only as its best sentence.
     same_time: bool = False
+    # A sentence below ``relative_floor`` joins only to make up ``min_sentences``, and only when its
+    # relevance is at least this share of the best sentence's: "The currency is the Westmere crown"
+    # padded the answer to "What is the population of Westmere?" (0: any sentence sharing a word).
+    padding_floor: float = 0.0
 
 
 class ExtractiveGenerator:
@@ -183,7 +187,11 @@ class ExtractiveGenerator:
             if self.settings.focus_document and passages and candidates[i].document_id != focus:
                 continue
             relevant = scores[i] >= self.settings.relative_floor * best
-            padding = len(chosen) < self.settings.min_sentences and lexical[i] > 0
+            padding = (
+                len(chosen) < self.settings.min_sentences
+                and lexical[i] > 0
+                and scores[i] >= self.settings.padding_floor * best
+            )
             if relevant or padding:
                 chosen.append(i)
 

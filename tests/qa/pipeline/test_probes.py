@@ -126,6 +126,13 @@ def test_the_answer_comes_from_the_document_that_says_it_not_the_top_ranked_one(
     assert {c.document_id for s in answer.sentences for c in s.citations} == {"westmere-news-floods"}
 
 
+def test_an_answer_is_not_padded_with_an_unrelated_sentence(demo):
+    # It was "... 3.1 million people. The currency is the Westmere crown.": two sentences at any cost.
+    answer, _ = ask(demo, "What is the population of Westmere?")
+    assert "3.1 million" in answer.text
+    assert "currency" not in answer.text
+
+
 def test_irrelevant_passages_are_in_the_trace_and_not_read(demo):
     answer, run = ask(demo, "How many residents were evacuated because of the floods?")
     labels = {j.document_id: j.label for j in run.trust.context}
