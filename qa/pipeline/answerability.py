@@ -35,7 +35,7 @@ from qa.pipeline.questions import (
     states_answer_type,
 )
 from qa.pipeline.reader import PassageReader, load_reader
-from qa.pipeline.text import content_words, quantity_slots
+from qa.pipeline.text import content_words, main_clause, quantity_slots
 from qa.pipeline.types import ScoredPassage, SourceSentence
 
 AnswerKind = Literal["answerable", "partial", "underspecified", "unanswerable"]
@@ -124,11 +124,15 @@ def answerability_signals(
     pool = set()
     for hit in head[:3]:
         pool |= content_words(hit.passage.text) | content_words(hit.passage.document_title)
-    best = _best_sentences(analysis, sentences)
     needs_type = analysis.answer_type != "other"
-    type_found = (
-        any(states_answer_type(analysis, s.text, s.document_title) for _, s in best) if best else False
-    )
+    # The type asked for is the first part's: in "What was the port's revenue and how many staff did
+    # it have?" the sentences sharing most of the whole question's words were about ports and staff,
+    # none stated the revenue ("Operating revenue reached 312 million dollars"), and the question was
+    # refused for a figure no sentence states.
+    typed = analysis if analysis.parts == 1 else analyse_question(main_clause(question))
+    typed_best = _best_sentences(typed, sentences)
+    type_found = any(states_answer_type(typed, s.text, s.document_title) for _, s in typed_best)
+    best = typed_best if typed is analysis else _best_sentences(analysis, sentences)
     slots = quantity_slots(question)
     missing = sum(
         not any(slot_states_amount(slot, s.text, s.document_title) for s in sentences) for slot in slots
@@ -279,6 +283,17 @@ def hard_rule(
     if missing:
         kind = PARTIAL_ANSWER if len(missing) < len(slots) else UNANSWERABLE
         return kind, "no passage states " + "; ".join(repr(m) for m in missing), missing
+    if signals.type_missing and analysis.parts > 1:
+        # The first part's person or figure is stated nowhere; the other parts may still be answered.
+        first = main_clause(question).strip()
+        typed = analyse_question(first)
+        if typed.answer_type == "person" or typed.measure:
+            wanted = ", ".join(sorted(typed.measure)) or "person"
+            return (
+                PARTIAL_ANSWER,
+                f"no relevant sentence states the {wanted} its first part asks for",
+                (first,),
+            )
     if signals.type_missing and analysis.measure:
         measure = ", ".join(sorted(analysis.measure))
         return (

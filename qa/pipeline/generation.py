@@ -23,6 +23,7 @@ from qa.pipeline.text import (
     cosine_matrix,
     id_tokens,
     jaccard,
+    main_clause,
     quantity_slots,
     split_sentences,
     time_slots,
@@ -275,12 +276,6 @@ def _sentences_stating_any(
     return list(dict.fromkeys(i for i in found if i is not None))
 
 
-# ", and how ...", ", and what ...": where a question's next part begins.
-_NEXT_PART = re.compile(
-    r",?\s+and\s+(?:how|what|which|who|when|where|why|did|does|is|are|was)\b", re.IGNORECASE
-)
-
-
 def asked_period(question: str) -> tuple[int, int] | None:
     """The years a question is about, when its main clause names a time; else None.
 
@@ -289,7 +284,7 @@ def asked_period(question: str) -> tuple[int, int] | None:
     about every century before it. When the main clause names one, the span runs over every
     time the question names ("the 2022 default ... and the one of the late 1990s").
     """
-    main = _NEXT_PART.split(question, maxsplit=1)[0]
+    main = main_clause(question)
     if not year_spans(main):
         return None
     spans = year_spans(question)

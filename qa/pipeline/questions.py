@@ -17,6 +17,7 @@ from typing import Literal
 from qa.pipeline.entities import PERSON_LABELS, names_a_new_entity, refers_to_titled_person
 from qa.pipeline.text import (
     META_WORDS,
+    NEXT_PART,
     STOPWORDS,
     QuantitySlot,
     capitalised_names,
@@ -137,11 +138,7 @@ def analyse_question(question: str) -> QuestionAnalysis:
         )
         - _QUESTION_WORDS
     )
-    parts = 1 + len(
-        re.findall(
-            r",?\s+and\s+(?:how|what|which|who|when|where|why|did|does|is|are|was)\b", question, re.IGNORECASE
-        )
-    )
+    parts = 1 + len(NEXT_PART.findall(question))
     years = frozenset(value for value, kind, _, _ in number_mentions(question) if kind == "year")
     return QuestionAnalysis(question, answer_type, focus, measure, parts, years)
 

@@ -144,6 +144,7 @@ def _generation(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[ScoredPas
     parts = pipeline.answer_parts
     progress = run.progress
     passages = _passages(progress, ranked)
+    question = _answered_part(run)
     number = len(progress.attempts) + 1
     while window := attempt_window(passages, parts.config, number):
         clock = time.perf_counter()
@@ -161,7 +162,7 @@ def _generation(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[ScoredPas
 def _citation(pipeline: Pipeline, run: PipelineRun) -> PipelineRun:
     progress = run.progress
     clock = time.perf_counter()
-    cited = cite_attempt(run.standalone or run.question, progress.pending, pipeline.answer_parts)
+    cited = cite_attempt(_answered_part(run), progress.pending, pipeline.answer_parts)
     run = run.added(answer=time.perf_counter() - clock)
     return replace(run, progress=replace(progress, pending=cited))
 
@@ -171,7 +172,7 @@ def _verification(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[ScoredP
     parts = pipeline.answer_parts
     progress = run.progress
     clock = time.perf_counter()
-    attempt, sentences = verify_attempt(run.standalone or run.question, progress.pending, parts)
+    attempt, sentences = verify_attempt(_answered_part(run), progress.pending, parts)
     run = run.added(answer=time.perf_counter() - clock)
     progress = replace(
         progress,
@@ -184,6 +185,15 @@ def _verification(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[ScoredP
     if attempts_over(attempt, parts.config) or not more:
         return _conclude(pipeline, run, ranked)
     return run
+
+
+def _answered_part(run: PipelineRun) -> str:
+    """The question the attempts answer: without the parts of a question in parts that no source
+    answers (``progress.missing``), which the partial answer names instead. "How many staff did the
+    authority employ and how many cruise ships called at the port?" was refused whole: the
+    generator refuses a question whose amount no sentence states."""
+    question = run.standalone or run.question
+    return turns.without_parts(question, run.progress.missing) if run.progress is not None else question
 
 
 # --- before the first attempt and after the last -----------------------------------
@@ -387,7 +397,7 @@ def _conclude(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[ScoredPassa
     chosen = progress.drafts[-1] if last is not None and last.verified else None
     clock = time.perf_counter()
     answered = conclude(
-        run.standalone or run.question,
+        _answered_part(run),
         _passages(progress, ranked),
         parts,
         progress.attempts,
@@ -420,6 +430,11 @@ def _answered(
             # underspecified follow-ups of MTRAG-UN train for 5 unanswerable ones (bench/turn_kinds.py
             # --check: nested CV refusal F1 0.504 with it, 0.573 without). It still gives confidence.
             trust = replace(trust, check_answer=False)
+        if verdict.kind == PARTIAL_ANSWER and verdict.by_rule and covered != question:
+            # A rule's partial verdict caps the whole question's p(answerable) at 0.05, which the
+            # answer check read as "unanswerable" and refused every such answer ("How many staff ...
+            # and how many cruise ships ...?"): the answer is checked against its own part's verdict.
+            verdict = answerability_judge(trust, pipeline.llm).judge(covered, ranked)
         after = after_generation(covered, answer, verdict, config=trust, embedder=pipeline.embedder)
         run = run.timed(answer_check=time.perf_counter() - clock)
         run = replace(run, trust=replace(run.trust, answer_check=after.check, confidence=after.confidence))

@@ -290,6 +290,18 @@ def quantity_slots(question: str, *, focus_words: int = 4) -> list[QuantitySlot]
     ]
 
 
+# ", and how ...", ", and what ...": where a question's next part begins.
+NEXT_PART = re.compile(
+    r",?\s+and\s+(?:how|what|which|who|when|where|why|did|does|is|are|was)\b", re.IGNORECASE
+)
+
+
+def main_clause(question: str) -> str:
+    """The question up to where its next part begins: "What was the port's revenue" of "What was
+    the port's revenue and how many staff did it have?"."""
+    return NEXT_PART.split(question, maxsplit=1)[0]
+
+
 # A part of a question asking when: at its start, or after the "and" or comma that opens the part
 # ("When did the floods happen and how many ...", "..., and in what year did ..."). A "when" inside
 # a clause ("What did officials say when the port closed?") asks nothing of its own.

@@ -513,9 +513,22 @@ def _demonym_of(word: str, bag: set[str]) -> bool:
 
 
 def without_words(question: str, missing: Sequence[str]) -> str:
-    """The question with the words no source covers taken out: what the answer can address."""
+    """The question with what no source covers taken out: what the answer can address. ``missing``
+    holds words ('handle') and parts of a question in parts (``without_parts``)."""
     drop = {m.lower() for m in missing}
+    question = without_parts(question, missing)
     return " ".join(t for t in question.split() if t.lower().strip("?,.!;:'\"") not in drop)
+
+
+def without_parts(question: str, missing: Sequence[str]) -> str:
+    """The question without the parts of it no source answers ("how many cruise ships called at
+    the port", "Who is the president of Westmere": ``missing``'s items of more than one word), and
+    without the "and" that joined them; the question itself when none is missing."""
+    for part in (m.strip() for m in missing if " " in m.strip()):
+        question = re.sub(
+            rf",?\s*(?:\band\s+)?{re.escape(part)}(?:\s+and\b)?", " ", question, flags=re.IGNORECASE
+        )
+    return re.sub(r"\s+([?.!,])", r"\1", " ".join(question.split()))
 
 
 def partial_answer(answer: Answer, missing: Sequence[str]) -> Answer:

@@ -102,6 +102,8 @@ def test_answerable_question_is_still_answered_with_the_fact(demo, question, fac
 # evacuation, and left out the day.
 IN_PARTS = [
     ("When did the floods happen and how many people were evacuated?", ("Tuesday", "2,400")),
+    # Refused before: the sentences sharing most of the whole question's words stated no revenue.
+    ("What was the port's revenue and how many staff did it have?", ("312 million", "1,850")),
     (
         "How many containers did the port handle, and when did the eastern terminal open?",
         ("4.2 million", "March"),
@@ -115,6 +117,36 @@ def test_every_part_of_a_question_in_parts_is_answered(demo, question, facts):
     assert not answer.refused and not answer.missing, answer.note
     for fact in facts:
         assert fact in answer.text, f"{question!r} answered without {fact!r}: {answer.text!r}"
+
+
+# One part answered, the other stated nowhere: a partial answer naming the missing part, where the
+# first was refused whole (the answer check read the rule's p <= 0.05 for the whole question).
+PARTLY_STATED = [
+    (
+        "How many staff did the authority employ and how many cruise ships called at the port?",
+        "1,850",
+        "how many cruise ships called at the port",
+    ),
+    (
+        "Who is the president of Westmere and how long is the term?",
+        "five-year term",
+        "Who is the president of Westmere",
+    ),
+]
+
+
+@pytest.mark.parametrize(("question", "fact", "gap"), PARTLY_STATED)
+def test_a_question_in_parts_with_one_part_stated_nowhere_gets_the_other_and_the_gap_named(
+    demo, question, fact, gap
+):
+    answer, run = ask(demo, question)
+    assert not answer.refused, answer.note
+    assert answer.kind == "partial" and answer.missing == (gap,)
+    assert fact in answer.text
+    assert f"The sources do not cover '{gap}'" in answer.text
+    # Every sentence but the gap's quotes the part that is answered, nothing padded around it.
+    quoted = [s for s in answer.sentences if s.citations]
+    assert len(quoted) == 1 and fact in quoted[0].text
 
 
 def test_the_answer_comes_from_the_document_that_says_it_not_the_top_ranked_one(demo):

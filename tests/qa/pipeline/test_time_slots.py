@@ -32,3 +32,18 @@ def test_a_sentence_naming_a_day_month_or_year_answers_it_and_one_about_somethin
     assert not slot.satisfied_by("Floods close roads in southern Westmere.")  # no time
     assert not slot.satisfied_by("The terminal opened in March.")  # a time, but not of the floods
     assert not states_time("Officials may say more later.")  # "may" the verb
+
+
+def test_a_part_no_source_answers_is_taken_out_whole_with_its_and():
+    from qa.pipeline.turns import without_parts, without_words
+
+    question = "How many staff did the authority employ and how many cruise ships called at the port?"
+    assert without_parts(question, ["how many cruise ships called at the port"]) == (
+        "How many staff did the authority employ?"
+    )
+    assert without_parts("Who is the president and how long is the term?", ["Who is the president"]) == (
+        "how long is the term?"
+    )
+    # Single missing words are left to without_words, which drops them too.
+    assert without_parts(question, ["cruise"]) == question
+    assert "cruise" not in without_words(question, ["cruise"])
