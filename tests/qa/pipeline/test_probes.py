@@ -158,6 +158,14 @@ def test_the_answer_comes_from_the_document_that_says_it_not_the_top_ranked_one(
     assert {c.document_id for s in answer.sentences for c in s.citations} == {"westmere-news-floods"}
 
 
+def test_what_happened_somewhere_is_answered_from_the_report_of_the_event(demo):
+    # It quoted the country profile ("Westmere is a coastal republic ..."): "happen", in no sentence,
+    # outweighed "southern" in the word overlap.
+    answer, _ = ask(demo, "What happened in southern Westmere?")
+    assert "flood" in answer.text
+    assert {c.document_id for s in answer.sentences for c in s.citations} == {"westmere-news-floods"}
+
+
 def test_an_answer_is_not_padded_with_an_unrelated_sentence(demo):
     # It was "... 3.1 million people. The currency is the Westmere crown.": two sentences at any cost.
     answer, _ = ask(demo, "What is the population of Westmere?")
