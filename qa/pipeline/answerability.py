@@ -35,7 +35,7 @@ from qa.pipeline.questions import (
     states_answer_type,
 )
 from qa.pipeline.reader import PassageReader, load_reader
-from qa.pipeline.text import content_words, main_clause, quantity_slots
+from qa.pipeline.text import content_words, main_clause, quantity_slots, question_parts
 from qa.pipeline.types import ScoredPassage, SourceSentence
 
 AnswerKind = Literal["answerable", "partial", "underspecified", "unanswerable"]
@@ -283,17 +283,13 @@ def hard_rule(
     if missing:
         kind = PARTIAL_ANSWER if len(missing) < len(slots) else UNANSWERABLE
         return kind, "no passage states " + "; ".join(repr(m) for m in missing), missing
-    if signals.type_missing and analysis.parts > 1:
-        # The first part's person or figure is stated nowhere; the other parts may still be answered.
-        first = main_clause(question).strip()
-        typed = analyse_question(first)
-        if typed.answer_type == "person" or typed.measure:
-            wanted = ", ".join(sorted(typed.measure)) or "person"
-            return (
-                PARTIAL_ANSWER,
-                f"no relevant sentence states the {wanted} its first part asks for",
-                (first,),
-            )
+    unstated = _parts_unstated(question, [s for hit in ranked[:3] for s in hit.passage.sentences])
+    if unstated and len(unstated) < analysis.parts:
+        # A part's person or figure is stated nowhere; the other parts may still be answered.
+        reason = "; ".join(
+            f"no relevant sentence states the {wanted} of {part!r}" for part, wanted in unstated
+        )
+        return PARTIAL_ANSWER, reason, tuple(part for part, _ in unstated)
     if signals.type_missing and analysis.measure:
         measure = ", ".join(sorted(analysis.measure))
         return (
@@ -302,6 +298,23 @@ def hard_rule(
             (measure,),
         )
     return None
+
+
+def _parts_unstated(question: str, sentences: Sequence[SourceSentence]) -> list[tuple[str, str]]:
+    """(part, what it asks for) for each part of a question in parts that asks for a person or a
+    named figure no relevant sentence states ("who is its prime minister" over a country profile
+    naming none); [] for a question of one part, which the model and the answer check judge."""
+    parts = question_parts(question)
+    unstated = []
+    for part in parts if len(parts) > 1 else ():
+        typed = analyse_question(part)
+        if typed.answer_type != "person" and not typed.measure:
+            continue
+        # Only a sentence sharing a word with the part can state what it asks for.
+        best = [s for share, s in _best_sentences(typed, sentences) if share > 0]
+        if not any(states_answer_type(typed, s.text, s.document_title) for s in best):
+            unstated.append((part.rstrip("?. "), ", ".join(sorted(typed.measure)) or "person"))
+    return unstated
 
 
 class SignalAnswerability:

@@ -302,6 +302,14 @@ def main_clause(question: str) -> str:
     return NEXT_PART.split(question, maxsplit=1)[0]
 
 
+def question_parts(question: str) -> list[str]:
+    """Each part of a question in parts, from its question word on, without the "and" joining it:
+    ["What is the currency of Westmere", "who is its prime minister?"]; [question] for one part."""
+    bounds = [0, *(match.start() for match in NEXT_PART.finditer(question)), len(question)]
+    parts = (question[start:end] for start, end in zip(bounds, bounds[1:], strict=False))
+    return [re.sub(r"^[\s,]*and\s+", "", part).strip() for part in parts if part.strip()]
+
+
 # A part of a question asking when: at its start, or after the "and" or comma that opens the part
 # ("When did the floods happen and how many ...", "..., and in what year did ..."). A "when" inside
 # a clause ("What did officials say when the port closed?") asks nothing of its own.

@@ -132,6 +132,13 @@ PARTLY_STATED = [
         "five-year term",
         "Who is the president of Westmere",
     ),
+    # The person asked for in the second part: the whole was refused ("no answer sentence states the
+    # person asked for").
+    (
+        "What is the currency of Westmere and who is its prime minister?",
+        "Westmere crown",
+        "who is its prime minister",
+    ),
 ]
 
 

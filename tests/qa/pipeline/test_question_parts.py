@@ -1,11 +1,27 @@
-"""Which parts of a question ask when, and which sentences answer them (``text.time_slots``):
-the extractive answer quotes a sentence naming a time for each such part."""
+"""The parts of a question in parts: where each begins (``text.question_parts``), which ask when
+and which sentences answer them (``text.time_slots``), and the question without a part no source
+answers (``turns.without_parts``), which is what a partial answer answers."""
 
 from __future__ import annotations
 
 import pytest
 
-from qa.pipeline.text import states_time, time_slots
+from qa.pipeline.text import question_parts, states_time, time_slots
+
+
+def test_a_question_in_parts_is_split_where_each_part_asks_and_one_question_is_one_part():
+    assert question_parts("What is the currency of Westmere and who is its prime minister?") == [
+        "What is the currency of Westmere",
+        "who is its prime minister?",
+    ]
+    assert question_parts("When did the floods happen, and how many people were evacuated?") == [
+        "When did the floods happen",
+        "how many people were evacuated?",
+    ]
+    # "and" between two things asked about is not a new part.
+    assert question_parts("What are the capital and the currency of Westmere?") == [
+        "What are the capital and the currency of Westmere?"
+    ]
 
 
 @pytest.mark.parametrize(
