@@ -365,7 +365,9 @@ def _ellipsis(question: str, memory: ConversationMemory) -> Rewrite | None:
         _AND_FRAGMENT.match(question) if len(words(question)) <= 5 else None
     )
     if about:
-        new = about.group(1).strip()
+        # "And its population?": the possessive points at the subject the rewrite names, so it reads
+        # "the population of Westmere?" (it was searched as "its population of Westmere?").
+        new = re.sub(r"^(?:its|their|his|her)\s+", "the ", about.group(1).strip(), flags=re.IGNORECASE)
         subject = memory.subject
         if subject and subject.text.lower() in previous.lower() and _names_in(new):
             pattern = re.compile(re.escape(subject.text), re.IGNORECASE)

@@ -64,6 +64,8 @@ def test_ellipsis_swaps_the_year_or_the_name_into_the_previous_question():
     assert rewrite("and in 2019?", history).question == "What was the population of Ghana in 2019?"
     assert rewrite("What about Togo?", history).question == "What was the population of Togo in 2010?"
     assert rewrite("What about the fees?", ROTH).question == "the fees of Roth IRA?"
+    # The possessive points at the subject named after it (it was "its fees of Roth IRA?").
+    assert rewrite("And its fees?", ROTH).question == "the fees of Roth IRA?"
 
 
 def test_a_self_contained_question_is_left_alone():
