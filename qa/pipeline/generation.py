@@ -163,9 +163,10 @@ class ExtractiveGenerator:
         if missing is not None:
             note = f"no sentence of the context states the amount asked for: {missing.phrase.strip()!r}"
             return Draft((), tuple(context), refused=True, notes=(note,))
-        # A question that asks only for amounts is answered by the sentences stating them; more
-        # related sentences only pad the answer up to its minimum length (analyst-bench train q003
-        # cited two sentences about voters beside the two stating the ballots and the stations).
+        # A question that asks only for amounts is answered by the sentences stating them and no
+        # others: analyst-bench train q003 cited two sentences about voters beside the two stating the
+        # ballots and the stations, and "How many containers did the port handle?" was padded with
+        # the dredging of the channel to the two-sentence minimum.
         only_amounts = bool(stating) and asks_only_amounts(question, slots)
         # A part asking when is answered by a sentence naming a time: "When did the floods happen and
         # how many people were evacuated?" quoted the headline and the evacuation, not "... to flood on
@@ -173,9 +174,7 @@ class ExtractiveGenerator:
         # document's own date.
         timed = _sentences_stating_any(time_slots(question), order, candidates)
         chosen = stating if only_amounts else list(dict.fromkeys([order[0], *stating, *timed]))
-        limit = (
-            max(self.settings.min_sentences, len(stating)) if only_amounts else self.settings.max_sentences
-        )
+        limit = len(stating) if only_amounts else self.settings.max_sentences
 
         period = asked_period(question) if self.settings.same_time else None
         for i in order:

@@ -187,6 +187,12 @@ def test_an_answer_is_not_padded_with_an_unrelated_sentence(demo):
     answer, _ = ask(demo, "What is the population of Westmere?")
     assert "3.1 million" in answer.text
     assert "currency" not in answer.text
+    # A question asking only for an amount is answered by the sentence stating it (it was padded
+    # with the dredging of the main channel).
+    answer, _ = ask(demo, "How many containers did the port handle?")
+    assert [s.text for s in answer.sentences] == [
+        "The Port of Westmere handled 4.2 million containers in 2024, an increase of 6 percent over 2023."
+    ]
 
 
 def test_irrelevant_passages_are_in_the_trace_and_not_read(demo):
