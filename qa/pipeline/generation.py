@@ -25,6 +25,7 @@ from qa.pipeline.text import (
     jaccard,
     main_clause,
     quantity_slots,
+    question_parts,
     split_sentences,
     time_slots,
     unique_sentences,
@@ -142,8 +143,7 @@ class ExtractiveGenerator:
             if self.settings.weighted_overlap
             else dict.fromkeys(question_words, 1.0)
         )
-        total = sum(weight.values()) or 1.0
-        lexical = np.array([sum(weight[w] for w in question_words & bag) / total for bag in bags])
+        lexical = _overlap(question_words, bags, weight)
         w = self.settings.similarity_weight
         scores = w * similarity + (1 - w) * lexical
         order = [int(i) for i in np.argsort(-scores, kind="stable")]
@@ -152,6 +152,7 @@ class ExtractiveGenerator:
             note = f"best evidence relevance {best:.3f} is below {self.settings.min_relevance:.3f}"
             return Draft((), tuple(context), refused=True, notes=(note,))
 
+        focus = ""
         if self.settings.focus_document and passages:
             # Answer from one document; other documents only supply an amount it lacks.
             focus = self._focus(passages[0].passage.document_id, order, scores, candidates)
@@ -173,7 +174,11 @@ class ExtractiveGenerator:
         # Tuesday". A time stated nowhere is no refusal: many sources date an event only by the
         # document's own date.
         timed = _sentences_stating_any(time_slots(question), order, candidates)
-        chosen = stating if only_amounts else list(dict.fromkeys([order[0], *stating, *timed]))
+        # ... and every part of a question in parts by the sentence that answers it best: "How many
+        # people live in Westmere and what is its capital?" quoted the population and the currency.
+        own = [i for i in order if candidates[i].document_id == focus] if focus else order
+        by_part = _best_for_parts(question, own, lambda asked: _overlap(asked, bags, weight), similarity, w)
+        chosen = stating if only_amounts else list(dict.fromkeys([order[0], *stating, *timed, *by_part]))
         limit = len(stating) if only_amounts else self.settings.max_sentences
 
         period = asked_period(question) if self.settings.same_time else None
@@ -265,6 +270,30 @@ def _sentences_stating(
         if pool[0] not in stating:
             stating.append(pool[0])
     return stating, None
+
+
+def _overlap(asked: set[str], bags: Sequence[set[str]], weight: dict[str, float]) -> np.ndarray:
+    """Each sentence's share of the ``asked`` words it holds, each word weighted by its rarity."""
+    total = sum(weight.get(w, 0.0) for w in asked) or 1.0
+    return np.array([sum(weight.get(w, 0.0) for w in asked & bag) / total for bag in bags])
+
+
+def _best_for_parts(
+    question: str, order: Sequence[int], overlap, similarity: np.ndarray, weight: float
+) -> list[int]:
+    """For a question in parts, the most relevant sentence of ``order`` for each part: relevance
+    blended as for the whole question, but over the part's own words (``overlap`` of them, an array
+    over the candidates), first in ``order`` among equals. [] for a question of one part; a part
+    that no sentence of ``order`` shares a word with brings none."""
+    parts = question_parts(question)
+    found = []
+    for part in parts if len(parts) > 1 else ():
+        shared = overlap(content_words(part) - _EVENT_WORDS)
+        relevance = weight * similarity + (1 - weight) * shared
+        sharing = [i for i in order if shared[i] > 0]
+        if sharing:
+            found.append(max(sharing, key=lambda i: relevance[i]))
+    return list(dict.fromkeys(found))
 
 
 def _sentences_stating_any(
