@@ -281,7 +281,9 @@ def hard_rule(
         if not any(slot_states_amount(slot, s.text, s.document_title) for s in sentences)
     )
     if missing:
-        kind = PARTIAL_ANSWER if len(missing) < len(slots) else UNANSWERABLE
+        # Partial while something else is asked: another amount, or another part ("When did the
+        # terminal open and how much did it cost?" was refused whole for want of the cost).
+        kind = PARTIAL_ANSWER if len(missing) < max(len(slots), analysis.parts) else UNANSWERABLE
         return kind, "no passage states " + "; ".join(repr(m) for m in missing), missing
     unstated = _parts_unstated(question, [s for hit in ranked[:3] for s in hit.passage.sentences])
     if unstated and len(unstated) < analysis.parts:
