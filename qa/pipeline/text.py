@@ -318,7 +318,7 @@ _TIME_QUESTION = re.compile(
     re.IGNORECASE,
 )
 _WEEKDAYS_AND_MONTHS = re.compile(
-    r"\b(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day|yesterday|january|february|march|april|june|july|"
+    r"\b(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day|yesterday|tomorrow|tonight|weekend|january|february|march|april|june|july|"
     r"august|september|october|november|december)\b",
     re.IGNORECASE,
 )
@@ -332,8 +332,9 @@ def time_slots(question: str, *, focus_words: int = 4) -> list[QuantitySlot]:
 
 
 def states_time(text: str) -> bool:
-    """The text names a time: a year, decade or century, a month or a day of the week ("on
-    Tuesday"). "May" is left out: it is a verb as often as a month."""
+    """The text names a time: a year, decade or century, a month, a day of the week ("on
+    Tuesday") or one near it ("by the weekend"). "May" is left out: it is a verb as often as a
+    month."""
     return bool(year_spans(text) or _WEEKDAYS_AND_MONTHS.search(text))
 
 

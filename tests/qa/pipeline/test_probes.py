@@ -173,6 +173,14 @@ def test_a_growth_asked_about_is_stated_by_an_increase(demo):
     assert "an increase of 6 percent" in answer.text
 
 
+def test_when_something_will_happen_is_answered_by_the_sentence_naming_that_time(demo):
+    # It quoted "... to flood on Tuesday" beside the forecast: a weekend was no time.
+    answer, _ = ask(demo, "When will the rain ease?")
+    assert [s.text for s in answer.sentences] == [
+        "The weather service expects the rain to ease by the weekend."
+    ]
+
+
 def test_the_answer_comes_from_the_document_that_says_it_not_the_top_ranked_one(demo):
     # Retrieval ranks the port report first (it is all about the port), but only the flood report
     # quotes officials; the answer was the port report's container and dredging figures.

@@ -48,6 +48,7 @@ def test_a_sentence_naming_a_day_month_or_year_answers_it_and_one_about_somethin
     assert not slot.satisfied_by("Floods close roads in southern Westmere.")  # no time
     assert not slot.satisfied_by("The terminal opened in March.")  # a time, but not of the floods
     assert not states_time("Officials may say more later.")  # "may" the verb
+    assert states_time("The weather service expects the rain to ease by the weekend.")
 
 
 def test_a_part_no_source_answers_is_taken_out_whole_with_its_and():
