@@ -117,6 +117,7 @@ def build_generator(config: AnswerConfig, embedder: Embedder, llm: LLM | None) -
                 context_weight=config.extractive_context_weight,
                 same_time=config.extractive_same_time,
                 padding_floor=config.extractive_padding_floor,
+                question_shape=config.extractive_question_shape,
             ),
         )
     if config.generator == "overlap":

@@ -34,6 +34,7 @@ class AnswerConfig:
     extractive_context_weight: float = 0.0  # the preceding sentence's share of a sentence's meaning
     extractive_same_time: bool = False  # no sentence naming only other times than the question's
     extractive_padding_floor: float = 0.0  # a sentence pads the answer to its minimum only this relevant
+    extractive_question_shape: bool = False  # each part of a question in parts gets its sentence
     require_quantity_for_quantity_questions: bool = True
     llm_max_context_sentences: int = 60
     # Disagreement between documents.

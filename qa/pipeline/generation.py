@@ -98,6 +98,10 @@ class ExtractiveSettings:
     # relevance is at least this share of the best sentence's: "The currency is the Westmere crown"
     # padded the answer to "What is the population of Westmere?" (0: any sentence sharing a word).
     padding_floor: float = 0.0
+    # Read the question's shape: each of its parts, and each part asking when, brings in its own
+    # sentence, and "happen" counts as no word (on in ``default``; the report's configurations keep
+    # their plain extractive answer).
+    question_shape: bool = False
 
 
 class ExtractiveGenerator:
@@ -133,7 +137,9 @@ class ExtractiveGenerator:
         if self.settings.similarity_weight > 0:
             vectors = np.asarray(self.embedder.encode([question] + [s.text for s in candidates]))
             similarity = cosine_matrix(vectors[:1], self._in_context(vectors[1:], candidates))[0]
-        question_words = content_words(question) - _EVENT_WORDS
+        question_words = content_words(question)
+        if self.settings.question_shape:
+            question_words -= _EVENT_WORDS
         titles: dict[str, set[str]] = {}
         if self.settings.title_words:
             titles = {s.document_id: content_words(s.document_title) for s in candidates}
@@ -173,11 +179,16 @@ class ExtractiveGenerator:
         # how many people were evacuated?" quoted the headline and the evacuation, not "... to flood on
         # Tuesday". A time stated nowhere is no refusal: many sources date an event only by the
         # document's own date.
-        timed = _sentences_stating_any(time_slots(question), order, candidates)
+        shaped = self.settings.question_shape
+        timed = _sentences_stating_any(time_slots(question), order, candidates) if shaped else []
         # ... and every part of a question in parts by the sentence that answers it best: "How many
         # people live in Westmere and what is its capital?" quoted the population and the currency.
         own = [i for i in order if candidates[i].document_id == focus] if focus else order
-        by_part = _best_for_parts(question, own, lambda asked: _overlap(asked, bags, weight), similarity, w)
+        by_part = (
+            _best_for_parts(question, own, lambda asked: _overlap(asked, bags, weight), similarity, w)
+            if shaped
+            else []
+        )
         chosen = stating if only_amounts else list(dict.fromkeys([order[0], *stating, *timed, *by_part]))
         limit = len(stating) if only_amounts else self.settings.max_sentences
 

@@ -254,6 +254,9 @@ _register(
             # ... and an answer is not padded to two sentences with one under half as relevant as its
             # best (train citation F1 0.537 -> 0.567 on the full corpus: q009, q017 exact).
             extractive_padding_floor=0.5,
+            # ... and each part of a question in parts, and each part asking when, brings in its own
+            # sentence ("When did the floods happen and how many ...?" lacked "Tuesday").
+            extractive_question_shape=True,
         ),
         # Refusal is decided by the intrinsics (qa.pipeline.trust): answerability from several signals
         # and a logistic model before generation (it replaces the single 0.45 cosine threshold), the
