@@ -132,26 +132,8 @@ class ExtractiveGenerator:
         if not candidates:
             return Draft((), tuple(context), refused=True, notes=("no evidence sentences",))
 
-        vectors = None
-        similarity = np.zeros(len(candidates))
-        if self.settings.similarity_weight > 0:
-            vectors = np.asarray(self.embedder.encode([question] + [s.text for s in candidates]))
-            similarity = cosine_matrix(vectors[:1], self._in_context(vectors[1:], candidates))[0]
-        question_words = content_words(question)
-        if self.settings.question_shape:
-            question_words -= _EVENT_WORDS
-        titles: dict[str, set[str]] = {}
-        if self.settings.title_words:
-            titles = {s.document_id: content_words(s.document_title) for s in candidates}
-        bags = [content_words(s.text) | titles.get(s.document_id, set()) for s in candidates]
-        weight = (
-            _context_idf(question_words, bags)
-            if self.settings.weighted_overlap
-            else dict.fromkeys(question_words, 1.0)
-        )
-        lexical = _overlap(question_words, bags, weight)
-        w = self.settings.similarity_weight
-        scores = w * similarity + (1 - w) * lexical
+        relevance = self._relevance(question, candidates)
+        scores, lexical, vectors = relevance.scores, relevance.lexical, relevance.vectors
         order = [int(i) for i in np.argsort(-scores, kind="stable")]
         best = float(scores[order[0]])
         if best < self.settings.min_relevance:
@@ -184,11 +166,7 @@ class ExtractiveGenerator:
         # ... and every part of a question in parts by the sentence that answers it best: "How many
         # people live in Westmere and what is its capital?" quoted the population and the currency.
         own = [i for i in order if candidates[i].document_id == focus] if focus else order
-        by_part = (
-            _best_for_parts(question, own, lambda asked: _overlap(asked, bags, weight), similarity, w)
-            if shaped
-            else []
-        )
+        by_part = _best_for_parts(question, own, relevance) if shaped else []
         chosen = stating if only_amounts else list(dict.fromkeys([order[0], *stating, *timed, *by_part]))
         limit = len(stating) if only_amounts else self.settings.max_sentences
 
@@ -211,13 +189,30 @@ class ExtractiveGenerator:
             if relevant or padding:
                 chosen.append(i)
 
-        # Reading order: documents by retrieval rank, sentences by position.
-        doc_rank = {}
-        for sentence in context:
-            doc_rank.setdefault(sentence.document_id, len(doc_rank))
-        picked = sorted((candidates[i] for i in chosen), key=lambda s: (doc_rank[s.document_id], s.ordinal))
+        picked = _in_reading_order([candidates[i] for i in chosen], context)
         notes = tuple(f"selected {candidates[i].id} relevance {scores[i]:.3f}" for i in chosen)
         return Draft(tuple(DraftSentence(s.text, (s,)) for s in picked), tuple(context), notes=notes)
+
+    def _relevance(self, question: str, candidates: Sequence[SourceSentence]) -> _Relevance:
+        """Each candidate's relevance: embedding similarity blended with rarity-weighted word overlap."""
+        vectors = None
+        similarity = np.zeros(len(candidates))
+        if self.settings.similarity_weight > 0:
+            vectors = np.asarray(self.embedder.encode([question] + [s.text for s in candidates]))
+            similarity = cosine_matrix(vectors[:1], self._in_context(vectors[1:], candidates))[0]
+        question_words = content_words(question)
+        if self.settings.question_shape:
+            question_words -= _EVENT_WORDS
+        titles: dict[str, set[str]] = {}
+        if self.settings.title_words:
+            titles = {s.document_id: content_words(s.document_title) for s in candidates}
+        bags = [content_words(s.text) | titles.get(s.document_id, set()) for s in candidates]
+        weight = (
+            _context_idf(question_words, bags)
+            if self.settings.weighted_overlap
+            else dict.fromkeys(question_words, 1.0)
+        )
+        return _Relevance(similarity, bags, weight, self.settings.similarity_weight, vectors, question_words)
 
     def _focus(self, top: str, order: Sequence[int], scores: np.ndarray, candidates) -> str:
         """The document the answer comes from: the top-ranked passage's, unless a sentence of another
@@ -283,28 +278,60 @@ def _sentences_stating(
     return stating, None
 
 
-def _overlap(asked: set[str], bags: Sequence[set[str]], weight: dict[str, float]) -> np.ndarray:
-    """Each sentence's share of the ``asked`` words it holds, each word weighted by its rarity."""
-    total = sum(weight.get(w, 0.0) for w in asked) or 1.0
-    return np.array([sum(weight.get(w, 0.0) for w in asked & bag) / total for bag in bags])
+@dataclass(frozen=True)
+class _Relevance:
+    """The candidates' relevance to a question (``ExtractiveGenerator._relevance``): embedding
+    similarity (``similarity_weight`` of it) blended with the share of the question's words each
+    holds, its document title counting, each word weighted by its rarity among the candidates."""
+
+    similarity: np.ndarray
+    bags: Sequence[set[str]]  # each candidate's content words, its title's included
+    weight: dict[str, float]  # each question word's rarity weight
+    similarity_weight: float
+    vectors: np.ndarray | None  # the question's vector, then the candidates' (None: not encoded)
+    question_words: set[str]
+
+    @property
+    def lexical(self) -> np.ndarray:
+        return self.overlap(self.question_words)
+
+    @property
+    def scores(self) -> np.ndarray:
+        return self.of(self.question_words)
+
+    def overlap(self, asked: set[str]) -> np.ndarray:
+        """Each candidate's share of the ``asked`` words, weighted by rarity."""
+        total = sum(self.weight.get(w, 0.0) for w in asked) or 1.0
+        return np.array([sum(self.weight.get(w, 0.0) for w in asked & bag) / total for bag in self.bags])
+
+    def of(self, asked: set[str]) -> np.ndarray:
+        """Each candidate's relevance to the ``asked`` words (the whole question's, or one part's)."""
+        return self.similarity_weight * self.similarity + (1 - self.similarity_weight) * self.overlap(asked)
 
 
-def _best_for_parts(
-    question: str, order: Sequence[int], overlap, similarity: np.ndarray, weight: float
-) -> list[int]:
-    """For a question in parts, the most relevant sentence of ``order`` for each part: relevance
-    blended as for the whole question, but over the part's own words (``overlap`` of them, an array
-    over the candidates), first in ``order`` among equals. [] for a question of one part; a part
-    that no sentence of ``order`` shares a word with brings none."""
+def _best_for_parts(question: str, order: Sequence[int], relevance: _Relevance) -> list[int]:
+    """For a question in parts, the most relevant sentence of ``order`` for each part, over the
+    part's own words, first in ``order`` among equals. [] for a question of one part; a part that
+    no sentence of ``order`` shares a word with brings none."""
     parts = question_parts(question)
     found = []
     for part in parts if len(parts) > 1 else ():
-        shared = overlap(content_words(part) - _EVENT_WORDS)
-        relevance = weight * similarity + (1 - weight) * shared
+        asked = content_words(part) - _EVENT_WORDS
+        shared, scores = relevance.overlap(asked), relevance.of(asked)
         sharing = [i for i in order if shared[i] > 0]
         if sharing:
-            found.append(max(sharing, key=lambda i: relevance[i]))
+            found.append(max(sharing, key=lambda i: scores[i]))
     return list(dict.fromkeys(found))
+
+
+def _in_reading_order(
+    sentences: Sequence[SourceSentence], context: Sequence[SourceSentence]
+) -> list[SourceSentence]:
+    """Documents by retrieval rank (their first sentence in ``context``), sentences by position."""
+    doc_rank: dict[str, int] = {}
+    for sentence in context:
+        doc_rank.setdefault(sentence.document_id, len(doc_rank))
+    return sorted(sentences, key=lambda s: (doc_rank[s.document_id], s.ordinal))
 
 
 def _sentences_stating_any(
