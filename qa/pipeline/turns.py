@@ -523,12 +523,13 @@ def without_words(question: str, missing: Sequence[str]) -> str:
 def without_parts(question: str, missing: Sequence[str]) -> str:
     """The question without the parts of it no source answers ("how many cruise ships called at
     the port", "Who is the president of Westmere": ``missing``'s items of more than one word), and
-    without the "and" that joined them; the question itself when none is missing."""
-    for part in (m.strip() for m in missing if " " in m.strip()):
+    without the "and" that joined them; the question itself, untouched, when none is missing."""
+    parts = [m.strip() for m in missing if " " in m.strip()]
+    for part in parts:
         question = re.sub(
             rf",?\s*(?:\band\s+)?{re.escape(part)}(?:\s+and\b)?", " ", question, flags=re.IGNORECASE
         )
-    return re.sub(r"\s+([?.!,])", r"\1", " ".join(question.split()))
+    return re.sub(r"\s+([?.!,])", r"\1", " ".join(question.split())) if parts else question
 
 
 def partial_answer(answer: Answer, missing: Sequence[str]) -> Answer:
