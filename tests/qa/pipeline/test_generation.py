@@ -4,12 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from qa.pipeline.generation import (
-    ExtractiveGenerator,
-    ExtractiveSettings,
-    LLMGenerator,
-    parse_generation_output,
-)
+from qa.pipeline.generation import ExtractiveGenerator, ExtractiveSettings, LLMGenerator
+from qa.pipeline.generation_output import parse_generation_output
 from qa.pipeline.prompts import (
     DATA_CLOSE,
     DATA_OPEN,
