@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Protocol
 
 import numpy as np
@@ -269,12 +270,19 @@ def _sentences_stating(
     """
     stating: list[int] = []
     for slot in slots:
-        pool = [i for i in order if slot.satisfied_by(candidates[i].text)]
-        if not pool:
+        first = _first_stating(slot, order, candidates)
+        if first is None:
             return stating, slot
-        if pool[0] not in stating:
-            stating.append(pool[0])
+        if first not in stating:
+            stating.append(first)
     return stating, None
+
+
+def _first_stating(
+    slot: QuantitySlot, order: Sequence[int], candidates: Sequence[SourceSentence]
+) -> int | None:
+    """The best-ranked sentence that satisfies ``slot``, or None."""
+    return next((i for i in order if slot.satisfied_by(candidates[i].text)), None)
 
 
 @dataclass(frozen=True)
@@ -290,22 +298,23 @@ class _Relevance:
     vectors: np.ndarray | None  # the question's vector, then the candidates' (None: not encoded)
     question_words: set[str]
 
-    @property
+    @cached_property
     def lexical(self) -> np.ndarray:
         return self.overlap(self.question_words)
 
-    @property
+    @cached_property
     def scores(self) -> np.ndarray:
-        return self.of(self.question_words)
+        return self.blend(self.lexical)
 
     def overlap(self, asked: set[str]) -> np.ndarray:
         """Each candidate's share of the ``asked`` words, weighted by rarity."""
         total = sum(self.weight.get(w, 0.0) for w in asked) or 1.0
         return np.array([sum(self.weight.get(w, 0.0) for w in asked & bag) / total for bag in self.bags])
 
-    def of(self, asked: set[str]) -> np.ndarray:
-        """Each candidate's relevance to the ``asked`` words (the whole question's, or one part's)."""
-        return self.similarity_weight * self.similarity + (1 - self.similarity_weight) * self.overlap(asked)
+    def blend(self, overlap: np.ndarray) -> np.ndarray:
+        """Each candidate's relevance, given its ``overlap`` with the words asked (the whole
+        question's, or one part's)."""
+        return self.similarity_weight * self.similarity + (1 - self.similarity_weight) * overlap
 
 
 def _best_for_parts(question: str, order: Sequence[int], relevance: _Relevance) -> list[int]:
@@ -316,7 +325,8 @@ def _best_for_parts(question: str, order: Sequence[int], relevance: _Relevance) 
     found = []
     for part in parts if len(parts) > 1 else ():
         asked = content_words(part) - _EVENT_WORDS
-        shared, scores = relevance.overlap(asked), relevance.of(asked)
+        shared = relevance.overlap(asked)
+        scores = relevance.blend(shared)
         sharing = [i for i in order if shared[i] > 0]
         if sharing:
             found.append(max(sharing, key=lambda i: scores[i]))
@@ -336,8 +346,9 @@ def _in_reading_order(
 def _sentences_stating_any(
     slots: Sequence[QuantitySlot], order: Sequence[int], candidates: Sequence[SourceSentence]
 ) -> list[int]:
-    """The best-ranked sentence satisfying each slot that some sentence satisfies."""
-    found = (next((i for i in order if slot.satisfied_by(candidates[i].text)), None) for slot in slots)
+    """The best-ranked sentence satisfying each slot that some sentence satisfies (no refusal for
+    the others, as ``_sentences_stating`` makes)."""
+    found = (_first_stating(slot, order, candidates) for slot in slots)
     return list(dict.fromkeys(i for i in found if i is not None))
 
 
