@@ -365,6 +365,11 @@ class SignalAnswerability:
             return AnswerabilityVerdict(
                 kind, min(probability, 0.05), reason, "signals", signals, missing, by_rule=True
             )
+        if analysis.overview and signals.sentence_coverage == 1.0:
+            # "Tell me about the port": the model, fitted on questions asking for one fact, reads a
+            # question of one subject word as vague; a source sentence naming the subject answers it.
+            reason = f"an overview of a subject a source sentence names (p(answerable) {probability:.3f})"
+            return AnswerabilityVerdict(ANSWERABLE, probability, reason, "signals", signals, by_rule=True)
         kind = ANSWERABLE if probability >= self.threshold else UNANSWERABLE
         reason = f"p(answerable) {probability:.3f} {'>=' if kind == ANSWERABLE else '<'} {self.threshold:.3f}"
         return AnswerabilityVerdict(kind, probability, reason, "signals", signals)

@@ -91,15 +91,20 @@ class AnswerCheck:
     probability: float  # p(answerable) given the answer
     threshold: float
     relevance: AnswerRelevance
+    # An overview question ("Tell me about the port") is addressed by sentences about its subject:
+    # the model, fitted on questions asking for one fact, does not judge it.
+    overview: bool = False
 
     @property
     def addresses_question(self) -> bool:
-        return self.relevance.addresses and self.probability >= self.threshold
+        return self.relevance.addresses and (self.overview or self.probability >= self.threshold)
 
     @property
     def reason(self) -> str:
         if not self.relevance.addresses:
             return self.relevance.reason
+        if self.overview:
+            return f"an overview whose sentences are about its subject ({self.relevance.reason})"
         if self.probability < self.threshold:
             return (
                 f"the answer does not address the question (p {self.probability:.3f} < {self.threshold:.3f})"
@@ -111,6 +116,7 @@ class AnswerCheck:
             "probability": round(self.probability, 4),
             "threshold": round(self.threshold, 4),
             "addresses_question": self.addresses_question,
+            "overview": self.overview,
             "reason": self.reason,
             "relevance": self.relevance.to_trace(),
         }
@@ -144,9 +150,11 @@ class TrustModels:
             rule = json.load(handle).get("refusal_rule")  # absent from model files written before it
         self.rule_precision: float | None = rule["precision"] if rule else None
 
-    def check_answer(self, answerability: float, relevance: AnswerRelevance) -> AnswerCheck:
+    def check_answer(
+        self, answerability: float, relevance: AnswerRelevance, *, overview: bool = False
+    ) -> AnswerCheck:
         probability = float(self.answer_check.probability(answer_check_features(answerability, relevance))[0])
-        return AnswerCheck(probability, self.answer_check.threshold, relevance)
+        return AnswerCheck(probability, self.answer_check.threshold, relevance, overview)
 
     def of_answer(
         self, check: AnswerCheck, labels: Sequence[str], signals: Mapping[str, float] | None = None

@@ -187,6 +187,7 @@ def assess_answer(pipeline: Pipeline, question: str, answer: str) -> AnswerAsses
         AnswerSentence(s.text, s.citations, s.label if s.label != NO_CLAIM else UNSUPPORTED)
         for s in support.sentences
     ]
-    relevance = answer_relevance(question, sentences, pipeline.embedder, analysis=analyse_question(question))
-    check = trust_models().check_answer(assessed.verdict.probability, relevance)
+    analysis = analyse_question(question)
+    relevance = answer_relevance(question, sentences, pipeline.embedder, analysis=analysis)
+    check = trust_models().check_answer(assessed.verdict.probability, relevance, overview=analysis.overview)
     return AnswerAssessment(assessed, support, check)

@@ -91,6 +91,26 @@ _QUESTION_WORDS = frozenset(
     for w in """what which who whom whose when where why how does did do is are was were according article
     based solely only overview historical account reporting report specific exact describe explain""".split()
 )
+# "Tell me about the port.", "What do the sources say about the floods?": the question asks what the
+# sources say about a subject, not for one fact, and its framing names nothing an answer must be about.
+_OVERVIEW = re.compile(
+    r"^\s*(?:(?:please|can you|could you)\s+)?(?:"
+    r"tell\s+(?:me|us)\s+(?:more\s+)?about"
+    r"|what\s+(?:do|does|did|can)\s+(?:the\s+|these\s+|your\s+)?"
+    r"(?:sources?|documents?|reports?|articles?|corpus|texts?|you)\s+(?:say|tell\s+(?:me|us)|report|know)\s+about"
+    r"|what\s+is\s+(?:known|said|reported)\s+about"
+    r"|(?:give\s+(?:me\s+)?)?(?:an?\s+)?(?:overview|summary)\s+of"
+    r"|summari[sz]e|describe"
+    r")\s+(?P<subject>\S.*)$",
+    re.IGNORECASE,
+)
+
+
+def overview_subject(question: str) -> str | None:
+    """What an overview question asks about ("the port" in "Tell me about the port."); None for a
+    question asking for something in particular."""
+    match = _OVERVIEW.match(question)
+    return match["subject"].strip(" ?.!") if match else None
 
 
 @dataclass(frozen=True)
@@ -104,6 +124,7 @@ class QuestionAnalysis:
     measure: frozenset[str]
     parts: int  # clauses joined by "and"/"or" that each ask something
     years: frozenset[float] = frozenset()  # years the question names ("in 2020")
+    overview: bool = False  # asks what the sources say about a subject (``overview_subject``)
 
     @property
     def vague(self) -> bool:
@@ -130,17 +151,18 @@ def analyse_question(question: str) -> QuestionAnalysis:
         answer_type = "person"
     elif _PLACE.search(question):
         answer_type = "place"
+    subject = overview_subject(question)
     focus = (
         frozenset(
             stem(w)
-            for w in words(question)
+            for w in words(subject or question)
             if w not in STOPWORDS and w not in META_WORDS and len(w) > 1 and not w[0].isdigit()
         )
         - _QUESTION_WORDS
     )
     parts = 1 + len(NEXT_PART.findall(question))
     years = frozenset(value for value, kind, _, _ in number_mentions(question) if kind == "year")
-    return QuestionAnalysis(question, answer_type, focus, measure, parts, years)
+    return QuestionAnalysis(question, answer_type, focus, measure, parts, years, subject is not None)
 
 
 def states_answer_type(analysis: QuestionAnalysis, sentence: str, title: str = "") -> bool:

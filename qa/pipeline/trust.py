@@ -132,8 +132,9 @@ def after_generation(
     if answer.refused:
         confidence = refusal_confidence(verdict)
         return AfterGeneration(replace(answer, confidence=confidence.probability), None, confidence)
-    relevance = answer_relevance(question, answer.sentences, embedder, analysis=analyse_question(question))
-    check = models.check_answer(verdict.probability, relevance)
+    analysis = analyse_question(question)
+    relevance = answer_relevance(question, answer.sentences, embedder, analysis=analysis)
+    check = models.check_answer(verdict.probability, relevance, overview=analysis.overview)
     if config.check_answer and not check.addresses_question:
         confidence = models.of_refusal(check.probability)
         refused = Answer.refusal(
