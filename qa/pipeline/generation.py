@@ -58,6 +58,12 @@ class Generator(Protocol):
     def generate(self, question: str, passages: Sequence[ScoredPassage]) -> Draft: ...
 
 
+def _is_title_line(sentence: SourceSentence) -> bool:
+    """The document's title as its own line: a heading, not a claim (it ends in no full stop)."""
+    text = sentence.text.strip()
+    return text == sentence.document_title.strip() and not text.endswith((".", "!", "?"))
+
+
 def _passage_sentences(passages: Sequence[ScoredPassage]) -> list[SourceSentence]:
     return unique_sentences([p.passage.sentences for p in passages])
 
@@ -146,7 +152,10 @@ class ExtractiveGenerator:
             focus = self._focus(passages[0].passage.document_id, order, scores, candidates)
             in_focus = [i for i in order if candidates[i].document_id == focus]
             order = in_focus + [i for i in order if candidates[i].document_id != focus]
-            best = float(scores[order[0]])
+        # A document's title line helps find the document that answers and is quoted by no answer:
+        # "Summarize the harbor report." was answered "Harbor Authority Annual Report 2024."
+        order = [i for i in order if not _is_title_line(candidates[i])] or order
+        best = float(scores[order[0]])
         slots = quantity_slots(question) if self.settings.require_quantity else []
         stating, missing = _sentences_stating(slots, order, candidates)
         if missing is not None:

@@ -250,3 +250,12 @@ def test_an_overview_of_a_subject_no_source_names_is_refused(demo):
     answer, run = ask(demo, "What do the sources say about Westmere's elections?")
     assert answer.refused, answer.text
     assert run.trust.answerability.kind == "unanswerable"
+
+
+def test_a_documents_title_line_is_never_quoted_as_an_answer(demo):
+    # "Harbor Authority Annual Report 2024." was the whole answer.
+    answer, _ = ask(demo, "Summarize the harbor report.")
+    assert not answer.refused, answer.note
+    quoted = [s.text for s in answer.sentences]
+    assert "Harbor Authority Annual Report 2024" not in quoted
+    assert any("4.2 million containers" in text for text in quoted)
