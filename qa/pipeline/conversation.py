@@ -247,8 +247,33 @@ def _references(question: str) -> list[tuple[int, int, str, str]]:
             if noun not in STOPWORDS and noun not in _NOT_REFERENT:
                 found.append((match.start(), tokens[i + 1].end(), f"this {noun}", noun))
         elif lower in _PRONOUNS and not (lower == "there" and _existential(previous, following)):
-            found.append((match.start(), match.end(), match.group(), ""))
+            if not _refers_within(lower, tokens[:i], tokens[i + 1 : i + 3], tags):
+                found.append((match.start(), match.end(), match.group(), ""))
     return found
+
+
+_WEATHER = frozenset("rain rains raining rained snow snows snowing snowed pour pouring hail hailing".split())
+# Plural nouns a tagger reads as singular.
+_GROUPS = frozenset("people staff police personnel".split())
+
+
+def _refers_within(pronoun: str, before: list, after: list, tags: dict[int, str] | None) -> bool:
+    """Whether a pronoun points at nothing earlier in the conversation: the "it" of the weather
+    ("When will it stop raining?" was searched as "When will Sel stop raining?"), or a "their"
+    whose owners the question has just named before a verb ("How many people had to leave their
+    homes?" was searched as "... leave Sel's homes?" and refused)."""
+    if pronoun == "it":
+        return any(token.group().lower() in _WEATHER for token in after)
+    if pronoun != "their" or tags is None:
+        return False
+    owners = False
+    for token in before:
+        tag = tags.get(token.start(), "")
+        if tag == "NNS" or token.group().lower() in _GROUPS:
+            owners = True
+        elif owners and tag.startswith("VB"):
+            return True
+    return False
 
 
 _BE = frozenset("is are was were be isn't aren't wasn't weren't will".split())

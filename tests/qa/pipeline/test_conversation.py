@@ -117,3 +117,25 @@ def test_an_empty_llm_reply_falls_back_to_the_rule_based_rewrite():
 
 def test_a_specific_thing_the_asker_has_not_named_is_unresolved():
     assert rewrite("Can you tell me about a specific city in California?", []).unresolved == ("this city",)
+
+
+FLOODS = [
+    (
+        "Tell me about the floods.",
+        "Heavy rain caused the Sel river to flood on Tuesday, closing roads in three southern districts.",
+    )
+]
+
+
+def test_the_weather_it_is_no_reference_back():
+    # Searched as "When will Sel stop raining?".
+    result = rewrite("When will it stop raining?", FLOODS)
+    assert result.resolved == () and "Sel stop" not in result.question
+
+
+def test_a_their_whose_owners_the_question_names_is_no_reference_back():
+    # Searched as "How many people had to leave Sel's homes?", and refused.
+    result = rewrite("How many people had to leave their homes?", FLOODS)
+    assert result.resolved == () and "leave their homes" in result.question
+    # A "their" with no owner in the question still points back.
+    assert rewrite("What did their officials say?", FLOODS).resolved == (("their", "Sel"),)
