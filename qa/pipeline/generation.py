@@ -19,6 +19,7 @@ import numpy as np
 from qa.pipeline.generation_output import parse_generation_output
 from qa.pipeline.prompts import generation_messages, looks_like_instruction, number_context
 from qa.pipeline.protocols import LLM, Embedder
+from qa.pipeline.questions import slot_states_amount
 from qa.pipeline.text import (
     QuantitySlot,
     content_words,
@@ -290,8 +291,14 @@ def _sentences_stating(
 def _first_stating(
     slot: QuantitySlot, order: Sequence[int], candidates: Sequence[SourceSentence]
 ) -> int | None:
-    """The best-ranked sentence that satisfies ``slot``, or None."""
-    return next((i for i in order if slot.satisfied_by(candidates[i].text)), None)
+    """The best-ranked sentence whose amount counts what the slot asks about, else the best-ranked
+    one satisfying it at all, or None. "How many staff does the Port of Westmere employ?" was
+    answered "... a population of about 3.1 million people": an amount and "Westmere", not staff."""
+    loose = [i for i in order if slot.satisfied_by(candidates[i].text)]
+    counting = (
+        i for i in loose if slot_states_amount(slot, candidates[i].text, candidates[i].document_title)
+    )
+    return next(counting, loose[0] if loose else None)
 
 
 @dataclass(frozen=True)
