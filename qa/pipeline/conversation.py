@@ -386,9 +386,10 @@ def _ellipsis(question: str, memory: ConversationMemory) -> Rewrite | None:
     if years and _YEAR.search(previous) and len(words(question)) <= 5:
         standalone = _YEAR.sub(years[0], previous, count=1)
         return Rewrite(standalone, question, "ellipsis", ((question.strip(), standalone),))
-    about = _WHAT_ABOUT.match(question) or (
-        _AND_FRAGMENT.match(question) if len(words(question)) <= 5 else None
-    )
+    fragment = _AND_FRAGMENT.match(question) if len(words(question)) <= 5 else None
+    if fragment and fragment.group(1).split()[0].lower() in _QUESTION_OPENERS:
+        fragment = None  # "And what are its plans?" is a question of its own, its pronoun resolved
+    about = _WHAT_ABOUT.match(question) or fragment
     if about:
         # "And its population?": the possessive points at the subject the rewrite names, so it reads
         # "the population of Westmere?" (it was searched as "its population of Westmere?").
@@ -398,7 +399,11 @@ def _ellipsis(question: str, memory: ConversationMemory) -> Rewrite | None:
             pattern = re.compile(re.escape(subject.text), re.IGNORECASE)
             standalone = pattern.sub(new, previous, count=1)
         elif subject:
-            standalone = f"{new.rstrip(' ?')} of {subject.text}?"
+            # "And its revenue?" reads "What is the revenue of Port?": a question, whose type
+            # (an amount here) the answer is chosen by.
+            phrase = new.rstrip(" ?")
+            verb = "are" if phrase.endswith("s") and not phrase.endswith("ss") else "is"
+            standalone = f"What {verb} {phrase} of {subject.text}?"
         else:
             standalone = f"{previous.rstrip(' ?')} {new}?"
         return Rewrite(standalone, question, "ellipsis", ((question.strip(), standalone),))

@@ -63,9 +63,16 @@ def test_ellipsis_swaps_the_year_or_the_name_into_the_previous_question():
     history = [("What was the population of Ghana in 2010?", "About 24 million.")]
     assert rewrite("and in 2019?", history).question == "What was the population of Ghana in 2019?"
     assert rewrite("What about Togo?", history).question == "What was the population of Togo in 2010?"
-    assert rewrite("What about the fees?", ROTH).question == "the fees of Roth IRA?"
+    # A question of its own (it was "the fees of Roth IRA?"), its verb agreeing with the noun.
+    assert rewrite("What about the fees?", ROTH).question == "What are the fees of Roth IRA?"
+    assert rewrite("What about the penalty?", ROTH).question == "What is the penalty of Roth IRA?"
     # The possessive points at the subject named after it (it was "its fees of Roth IRA?").
-    assert rewrite("And its fees?", ROTH).question == "the fees of Roth IRA?"
+    assert rewrite("And its fees?", ROTH).question == "What are the fees of Roth IRA?"
+
+
+def test_a_question_after_and_resolves_its_pronoun_instead_of_taking_a_subject():
+    # It was searched as "what are its plans of Roth IRA?".
+    assert rewrite("And what are its limits?", ROTH).question == "And what are Roth IRA's limits?"
 
 
 def test_a_self_contained_question_is_left_alone():

@@ -264,4 +264,6 @@ def test_a_documents_title_line_is_never_quoted_as_an_answer(demo):
 def test_an_amount_is_answered_by_the_sentence_counting_what_was_asked(demo):
     # It was "... a population of about 3.1 million people": an amount, and "Westmere".
     answer, _ = ask(demo, "How many staff does the Port of Westmere employ?")
-    assert [s.text for s in answer.sentences] == ["The authority employed 1,850 staff at the end of the year."]
+    assert [s.text for s in answer.sentences] == [
+        "The authority employed 1,850 staff at the end of the year."
+    ]
