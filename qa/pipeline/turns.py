@@ -37,7 +37,8 @@ from qa.pipeline.types import UNSUPPORTED, Answer, AnswerSentence, ScoredPassage
 
 # Focus words that are the question's own framing, never something a source must state. "people":
 # sources count people by what they are ("2,400 residents", "1,850 staff"), so "How many people were
-# evacuated?" was answered in part, "the sources do not cover 'people'".
+# evacuated?" was answered in part, "the sources do not cover 'people'". "volumes", "levels",
+# "figures": the measure of what is asked about ("Why did container volumes grow?" lacked 'volumes').
 _FRAMING = frozenset(
     stem(w)
     for w in """tell know want need like help please difference different differ compare comparison
@@ -45,7 +46,8 @@ _FRAMING = frozenset(
     possible happen happens happened today currently current isn't aren't don't doesn't last come
     seem leave answer recommend next week include call really actually exactly also
     exact precise precisely specific specifically particular general number kind kinds type types
-    people person persons""".split()
+    people person persons volume volumes level levels figure figures amount amounts total totals
+    statistics data""".split()
 )
 
 

@@ -267,3 +267,10 @@ def test_an_amount_is_answered_by_the_sentence_counting_what_was_asked(demo):
     assert [s.text for s in answer.sentences] == [
         "The authority employed 1,850 staff at the end of the year."
     ]
+
+
+def test_a_measure_word_the_sources_leave_implicit_is_not_a_missing_part(demo):
+    # It was answered in part: "The sources do not cover 'volumes'".
+    answer, _ = ask(demo, "Why did container volumes grow?")
+    assert not answer.refused and not answer.missing, answer.note
+    assert "Most of the growth came from the new eastern terminal" in answer.text
