@@ -35,7 +35,7 @@ from qa.pipeline.questions import (
     states_answer_type,
 )
 from qa.pipeline.reader import PassageReader, load_reader
-from qa.pipeline.text import content_words, main_clause, quantity_slots, question_parts
+from qa.pipeline.text import content_words, main_clause, number_mentions, quantity_slots, question_parts
 from qa.pipeline.types import ScoredPassage, SourceSentence
 
 AnswerKind = Literal["answerable", "partial", "underspecified", "unanswerable"]
@@ -302,6 +302,17 @@ def hard_rule(
     return None
 
 
+def _subject_named(
+    analysis: QuestionAnalysis, signals: AnswerabilitySignals, ranked: Sequence[ScoredPassage]
+) -> bool:
+    """Whether a top sentence names every word of the subject, or, for a subject that is only a
+    year ("What happened in 1994?"), a top passage names the year."""
+    if analysis.focus:
+        return signals.sentence_coverage == 1.0
+    named = {v for hit in ranked[:3] for v, kind, _, _ in number_mentions(hit.passage.text) if kind == "year"}
+    return bool(analysis.years & named)
+
+
 def _parts_unstated(question: str, sentences: Sequence[SourceSentence]) -> list[tuple[str, str]]:
     """(part, what it asks for) for each part of a question in parts that asks for a person or a
     named figure no relevant sentence states ("who is its prime minister" over a country profile
@@ -365,7 +376,7 @@ class SignalAnswerability:
             return AnswerabilityVerdict(
                 kind, min(probability, 0.05), reason, "signals", signals, missing, by_rule=True
             )
-        if analysis.overview and signals.sentence_coverage == 1.0:
+        if analysis.overview and _subject_named(analysis, signals, ranked):
             # "Tell me about the port": the model, fitted on questions asking for one fact, reads a
             # question of one subject word as vague; a source sentence naming the subject answers it.
             reason = f"an overview of a subject a source sentence names (p(answerable) {probability:.3f})"

@@ -26,6 +26,7 @@ from qa.pipeline.text import (
     cosine_matrix,
     jaccard,
     main_clause,
+    number_mentions,
     quantity_slots,
     question_parts,
     time_slots,
@@ -211,12 +212,15 @@ class ExtractiveGenerator:
             vectors = np.asarray(self.embedder.encode([question] + [s.text for s in candidates]))
             similarity = cosine_matrix(vectors[:1], self._in_context(vectors[1:], candidates))[0]
         question_words = content_words(question)
-        if self.settings.question_shape:
-            question_words -= _EVENT_WORDS
         titles: dict[str, set[str]] = {}
         if self.settings.title_words:
             titles = {s.document_id: content_words(s.document_title) for s in candidates}
         bags = [content_words(s.text) | titles.get(s.document_id, set()) for s in candidates]
+        if self.settings.question_shape:
+            # A year asked about is a word to match like any other: "What will the authority do by
+            # 2027?" quoted the staff, the dredging and the revenue before the 2027 plan.
+            question_words = (question_words - _EVENT_WORDS) | _years(question)
+            bags = [bag | _years(s.text) for bag, s in zip(bags, candidates, strict=True)]
         weight = (
             _context_idf(question_words, bags)
             if self.settings.weighted_overlap
@@ -347,6 +351,11 @@ def _best_for_parts(question: str, order: Sequence[int], relevance: _Relevance) 
         if sharing:
             found.append(max(sharing, key=lambda i: scores[i]))
     return list(dict.fromkeys(found))
+
+
+def _years(text: str) -> set[str]:
+    """The years a text names, as words ("2027"), which ``content_words`` leaves out with numbers."""
+    return {str(int(value)) for value, kind, _, _ in number_mentions(text) if kind == "year"}
 
 
 def _in_reading_order(

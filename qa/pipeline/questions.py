@@ -101,7 +101,8 @@ _OVERVIEW = re.compile(
     r"|what\s+is\s+(?:known|said|reported)\s+about"
     r"|(?:give\s+(?:me\s+)?)?(?:an?\s+)?(?:overview|summary)\s+of"
     r"|summari[sz]e|describe"
-    r")\s+(?P<subject>\S.*)$",
+    r"|what\s+(?:happened|has\s+happened|took\s+place)\s+(?=(?:in|on|at|during|to|after|before)\s)"
+    r")\s*(?P<subject>\S.*)$",
     re.IGNORECASE,
 )
 
@@ -341,9 +342,11 @@ _NOT_A_SUBJECT = frozenset(
 def names_too_little(question: str, ranked: Sequence[ScoredPassage], *, top: int = 3) -> bool:
     """Whether a turn gives nothing to search for ("tell me more", "what about it?",
     "Interesting."). A turn of one subject word the best passages contain ("Photosynthesis?",
-    "What is SSML?") asks about that subject, and is answered, not asked back."""
-    focus = analyse_question(question).focus
-    if len(focus) > 1:
+    "What is SSML?") asks about that subject, and is answered, not asked back; so does a turn
+    naming a year ("What happened in 1994?" was asked back)."""
+    analysis = analyse_question(question)
+    focus = analysis.focus
+    if len(focus) > 1 or analysis.years:
         return False
     subject = focus - _NOT_A_SUBJECT
     if not subject:

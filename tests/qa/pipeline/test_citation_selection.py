@@ -58,8 +58,11 @@ def test_a_question_about_one_year_is_not_answered_with_what_happened_in_another
     assert "In response, Prince Tavor carried out political reforms" in cited
     assert "In 2011, protests" in cited
     assert "died in 2020" not in cited and "In 1970" not in cited
-    # What the answer quoted before: his death nine years later, beside the reforms.
-    assert "died in 2020" in " ".join(quoted(corpus, question, extractive_same_time=False))
+    # What the answer quoted before: his death nine years later, beside the reforms. Either the
+    # year filter or the year counted as a word of the question keeps it out now.
+    without_both = quoted(corpus, question, extractive_same_time=False, extractive_question_shape=False)
+    assert "died in 2020" in " ".join(without_both)
+    assert "died in 2020" not in " ".join(quoted(corpus, question, extractive_same_time=False))
 
 
 def test_a_year_in_a_later_part_of_the_question_narrows_only_that_part(corpus):

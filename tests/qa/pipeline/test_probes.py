@@ -274,3 +274,20 @@ def test_a_measure_word_the_sources_leave_implicit_is_not_a_missing_part(demo):
     answer, _ = ask(demo, "Why did container volumes grow?")
     assert not answer.refused and not answer.missing, answer.note
     assert "Most of the growth came from the new eastern terminal" in answer.text
+
+
+def test_a_year_asked_about_is_matched_like_a_word(demo):
+    # It quoted the staff, the dredging and the revenue before the 2027 plan.
+    answer, _ = ask(demo, "What will the authority do by 2027?")
+    assert [s.text for s in answer.sentences] == [
+        "The authority plans to electrify all shore cranes by 2027 to cut emissions."
+    ]
+
+
+def test_what_happened_in_a_year_is_answered_from_the_sentence_naming_it_or_refused(demo):
+    # "What happened in 1994?" was asked back: "The question names too little to search for."
+    answer, run = ask(demo, "What happened in 1994?")
+    assert not answer.refused and "constitution in 1994" in answer.text, answer.note
+    assert run.trust.answerability.kind == "answerable"
+    answer, run = ask(demo, "What happened in 1870?")
+    assert answer.refused and run.trust.answerability.kind == "unanswerable"
