@@ -150,12 +150,24 @@ def _comparison(question: str) -> list[str]:
     if not match:
         return []
     attr = (match.groupdict().get("attr") or "").strip()
-    a, b = _strip_article(match["a"]), _strip_article(match["b"])
-    if len(a.split()) == 1 and len(b.split()) > 1:  # "primary and archaeological sources"
-        a = f"{a} {b.split()[-1]}"
+    # "Compare the port's revenue ...": the pattern took the article ("the port's", not "Oman's").
+    a, b = (re.sub(r"^(?=[a-z][\w-]*'s\s)", "the ", x.strip(" ?.,")) for x in (match["a"], match["b"]))
+    # "the port's revenue and its staff": "its" is the port's.
+    owner = re.match(r"(?:the\s+)?[\w-]+'s\s", a, flags=re.IGNORECASE)
+    if owner:
+        b = re.sub(r"^(?:its|their)\s", owner.group(), b, flags=re.IGNORECASE)
     if attr:
-        return [f"What is the {attr} of {a}?", f"What is the {attr} of {b}?"]
+        return [f"What is the {attr} of {_strip_article(a)}?", f"What is the {attr} of {_strip_article(b)}?"]
+    bare_a = _strip_article(a)
+    tail = _OF_TAIL.search(b)
+    if len(bare_a.split()) == 1 and tail:  # "the capital and the currency of Westmere"
+        a = f"{a} {tail.group().strip()}"
+    elif len(bare_a.split()) == 1 and len(b.split()) > 1:  # "primary and archaeological sources"
+        a = f"{bare_a} {b.split()[-1]}"
     return [f"What do the sources say about {a}?", f"What do the sources say about {b}?"]
+
+
+_OF_TAIL = re.compile(r"\s(?:of|in|for)\s.+$", re.IGNORECASE)
 
 
 def _listed_items(question: str) -> list[str]:

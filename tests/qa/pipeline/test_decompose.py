@@ -36,6 +36,20 @@ from tests.qa.pipeline.test_llm_clients import RECORDED_COMPLETION, FakeChatServ
                 "What do the sources say about archaeological sources?",
             ),
         ),
+        (  # was "... about capital Westmere?"
+            "What is the difference between the capital and the currency of Westmere?",
+            (
+                "What do the sources say about the capital of Westmere?",
+                "What do the sources say about the currency of Westmere?",
+            ),
+        ),
+        (  # was "... about port's revenue?" and "... about its staff?"
+            "Compare the port's revenue and its staff.",
+            (
+                "What do the sources say about the port's revenue?",
+                "What do the sources say about the port's staff?",
+            ),
+        ),
         (
             "What are the population, capital and currency of Westmere?",
             (
