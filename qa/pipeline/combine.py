@@ -67,7 +67,7 @@ def combine(plan: Plan, parts: Sequence[PartAnswer]) -> tuple[Answer, tuple[Part
     checked = [(part, *self_check(part)) for part in parts]
     answered = [part for part, outcome, _ in checked if outcome == "answered"]
     refusals = len(checked) - len(answered)
-    share = max(1, (MAX_SENTENCES - refusals) // len(answered)) if answered else 0
+    shares = iter(_shares([len(_cited(p.answer)) for p in answered], MAX_SENTENCES - refusals))
     sentences: list[AnswerSentence] = []
     records: list[PartRecord] = []
     for part, outcome, reason in checked:
@@ -75,7 +75,7 @@ def combine(plan: Plan, parts: Sequence[PartAnswer]) -> tuple[Answer, tuple[Part
             # Two parts often find the same best sentence; it is said once, and the later part's
             # share goes to its next sentence.
             said = {s.text for s in sentences}
-            kept = [s for s in _cited(part.answer) if s.text not in said][:share]
+            kept = [s for s in _cited(part.answer) if s.text not in said][: next(shares)]
             sentences.extend(kept)
         else:
             kept = []
@@ -106,6 +106,21 @@ def combine(plan: Plan, parts: Sequence[PartAnswer]) -> tuple[Answer, tuple[Part
         missing=missing,
     )
     return answer, tuple(records)
+
+
+def _shares(sizes: Sequence[int], budget: int) -> list[int]:
+    """How many sentences each answered part keeps: at least one each, then one at a time in turn
+    while ``budget`` lasts, a part that has no more giving its turn to the others. "Compare the
+    port's revenue and its staff" kept two of the revenue part's three sentences, the two that did
+    not state the revenue, while the staff part used one of its two."""
+    shares = [min(1, size) for size in sizes]
+    budget -= sum(shares)
+    while budget > 0 and any(share < size for share, size in zip(shares, sizes, strict=True)):
+        for i, size in enumerate(sizes):
+            if budget > 0 and shares[i] < size:
+                shares[i] += 1
+                budget -= 1
+    return shares
 
 
 def self_check(part: PartAnswer) -> tuple[PartOutcome, str]:

@@ -50,6 +50,24 @@ def test_two_answered_parts_give_one_answer_citing_both_documents_in_at_most_fou
     ]
 
 
+def test_a_part_with_one_sentence_leaves_its_share_to_the_other():
+    # The port part kept two of its three sentences while the country part used one of its two.
+    port = answered(
+        "port", "The port handled 4.2 million containers.", "It employed 1,850 staff.", "Revenue rose."
+    )
+    country = answered("country", "Its capital is Arlen.", title="Westmere profile")
+    answer, records = combine(
+        PLAN, [PartAnswer(PLAN.parts[0], port, 7), PartAnswer(PLAN.parts[1], country, 8)]
+    )
+    assert [s.text for s in answer.sentences] == [
+        "The port handled 4.2 million containers.",
+        "It employed 1,850 staff.",
+        "Revenue rose.",
+        "Its capital is Arlen.",
+    ]
+    assert [r.used_sentences for r in records] == [3, 1]
+
+
 def test_a_refused_part_is_named_and_makes_the_answer_partial():
     country = answered("country", "Its capital is Arlen.", title="Westmere profile")
     plan = Plan("Q", ("What is the capital of Westmere?", "Who is the president of Westmere?"), "rules")
