@@ -35,7 +35,13 @@ from qa.pipeline.questions import (
     states_answer_type,
 )
 from qa.pipeline.reader import PassageReader, load_reader
-from qa.pipeline.text import content_words, main_clause, number_mentions, quantity_slots, question_parts
+from qa.pipeline.text import (
+    content_words,
+    main_clause,
+    quantity_slots,
+    question_parts,
+    years_named,
+)
 from qa.pipeline.types import ScoredPassage, SourceSentence
 
 AnswerKind = Literal["answerable", "partial", "underspecified", "unanswerable"]
@@ -309,8 +315,7 @@ def _subject_named(
     year ("What happened in 1994?"), a top passage names the year."""
     if analysis.focus:
         return signals.sentence_coverage == 1.0
-    named = {v for hit in ranked[:3] for v, kind, _, _ in number_mentions(hit.passage.text) if kind == "year"}
-    return bool(analysis.years & named)
+    return any(analysis.years & years_named(hit.passage.text) for hit in ranked[:3])
 
 
 def _parts_unstated(question: str, sentences: Sequence[SourceSentence]) -> list[tuple[str, str]]:

@@ -37,10 +37,10 @@ from qa.pipeline.text import (
     capitalised_names,
     content_words,
     jaccard,
-    number_mentions,
     stem,
     unique_sentences,
     words,
+    years_named,
 )
 from qa.pipeline.types import Passage, SourceSentence
 
@@ -173,7 +173,8 @@ def claim_conflict(
     shared = words_a & words_b
     if len(shared) < settings.min_shared or not shared & question_words:
         return None
-    if _years(a.text) != _years(b.text) and _years(a.text) and _years(b.text):
+    years_a, years_b = years_named(a.text), years_named(b.text)
+    if years_a and years_b and years_a != years_b:
         return None
     overlap = jaccard(words_a, words_b)
     about = tuple(sorted(shared))
@@ -192,10 +193,6 @@ def claim_conflict(
         if names is not None and not (_titled(names[0], a) and _titled(names[1], b)):
             return ("entity", a, b, about, *names)
     return None
-
-
-def _years(text: str) -> frozenset[float]:
-    return frozenset(value for value, kind, _, _ in number_mentions(text) if kind == "year")
 
 
 def _negation(text: str, shared: set[str] | None = None) -> str:

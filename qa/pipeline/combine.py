@@ -110,9 +110,9 @@ def combine(plan: Plan, parts: Sequence[PartAnswer]) -> tuple[Answer, tuple[Part
 
 def _shares(sizes: Sequence[int], budget: int) -> list[int]:
     """How many sentences each answered part keeps: at least one each, then one at a time in turn
-    while ``budget`` lasts, a part that has no more giving its turn to the others. "Compare the
-    port's revenue and its staff" kept two of the revenue part's three sentences, the two that did
-    not state the revenue, while the staff part used one of its two."""
+    while ``budget`` lasts, a part that has no more giving its turn to the others. With an equal
+    share each, a part of three sentences beside a part of one kept two: the fourth place stayed
+    empty."""
     shares = [min(1, size) for size in sizes]
     budget -= sum(shares)
     while budget > 0 and any(share < size for share, size in zip(shares, sizes, strict=True)):

@@ -26,13 +26,13 @@ from qa.pipeline.text import (
     cosine_matrix,
     jaccard,
     main_clause,
-    number_mentions,
     quantity_slots,
     question_parts,
     time_slots,
     unique_sentences,
     words,
     year_spans,
+    years_named,
 )
 from qa.pipeline.types import ScoredPassage, SourceSentence
 
@@ -355,7 +355,7 @@ def _best_for_parts(question: str, order: Sequence[int], relevance: _Relevance) 
 
 def _years(text: str) -> set[str]:
     """The years a text names, as words ("2027"), which ``content_words`` leaves out with numbers."""
-    return {str(int(value)) for value, kind, _, _ in number_mentions(text) if kind == "year"}
+    return {str(int(value)) for value in years_named(text)}
 
 
 def _in_reading_order(

@@ -26,6 +26,7 @@ from qa.pipeline.text import (
     quantity_slots,
     stem,
     words,
+    years_named,
 )
 from qa.pipeline.types import ScoredPassage
 
@@ -162,7 +163,7 @@ def analyse_question(question: str) -> QuestionAnalysis:
         - _QUESTION_WORDS
     )
     parts = 1 + len(NEXT_PART.findall(question))
-    years = frozenset(value for value, kind, _, _ in number_mentions(question) if kind == "year")
+    years = years_named(question)
     return QuestionAnalysis(question, answer_type, focus, measure, parts, years, subject is not None)
 
 
@@ -184,8 +185,7 @@ def states_answer_type(analysis: QuestionAnalysis, sentence: str, title: str = "
         sentence_words = {stem(w) for w in words(sentence)}
         if analysis.measure and analysis.years:
             # "the population of Dominica in 2020": a figure for another year is not the answer.
-            stated = {value for value, kind, _, _ in number_mentions(sentence) if kind == "year"}
-            if not analysis.years & stated:
+            if not analysis.years & years_named(sentence):
                 return False
         return (
             not analysis.measure

@@ -146,6 +146,11 @@ _DECADE = re.compile(r"\b(1[89]\d0|20\d0)s\b")
 _CENTURY = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)\b(?=[\w\s,-]{0,25}?\bcentur(?:y|ies)\b)", re.IGNORECASE)
 
 
+def years_named(text: str) -> frozenset[float]:
+    """The years a text names ("in 2011"; see ``number_mentions``)."""
+    return frozenset(value for value, kind, _, _ in number_mentions(text) if kind == "year")
+
+
 def year_spans(text: str) -> list[tuple[int, int]]:
     """The times a text names, each as (first year, last year): a year ("in 2011"), a decade
     ("the 1990s") or a century ("the 19th century"). Years before 1800 read as amounts

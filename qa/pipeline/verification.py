@@ -33,6 +33,7 @@ from qa.pipeline.text import (
     numbers,
     unique_sentences,
     words,
+    years_named,
 )
 from qa.pipeline.types import PARTIAL, SUPPORTED, UNSUPPORTED, Passage, SourceSentence, SupportLabel
 
@@ -212,7 +213,7 @@ class Fact:
 
 
 def extract_facts(sentence: SourceSentence) -> list[Fact]:
-    years = {value for value, kind, _, _ in number_mentions(sentence.text) if kind == "year"}
+    years = years_named(sentence.text)
     facts = []
     for clause in _CLAUSE_BREAK.split(sentence.text):
         mentions = number_mentions(clause or "")
