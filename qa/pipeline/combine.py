@@ -7,7 +7,8 @@ really answer it; a part they do not answer is not dropped silently but
 refused in a sentence of its own ("The sources do not say ..."), and the
 answer becomes ``partial`` with that part listed as missing. The answer keeps
 to 2-4 sentences: each answered part gets an equal share of what the refusals
-leave, at least one sentence.
+leave, at least one sentence, taking first the sentences that hold the words
+only its own part asks about.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from typing import Literal
 
 from qa.pipeline.answerability import ANSWERABLE, PARTIAL_ANSWER, UNANSWERABLE, UNDERSPECIFIED
 from qa.pipeline.decompose import Plan, framing
-from qa.pipeline.text import STOPWORDS, stem, words
+from qa.pipeline.questions import analyse_question
+from qa.pipeline.text import STOPWORDS, content_words, stem, words
 from qa.pipeline.types import SUPPORTED, UNSUPPORTED, Answer, AnswerSentence
 
 MAX_SENTENCES = 4
@@ -67,7 +69,8 @@ def combine(plan: Plan, parts: Sequence[PartAnswer]) -> tuple[Answer, tuple[Part
     checked = [(part, *self_check(part)) for part in parts]
     answered = [part for part, outcome, _ in checked if outcome == "answered"]
     refusals = len(checked) - len(answered)
-    shares = iter(_shares([len(_cited(p.answer)) for p in answered], MAX_SENTENCES - refusals))
+    share = max(1, (MAX_SENTENCES - refusals) // len(answered)) if answered else 0
+    questions = [part.question for part in parts]
     sentences: list[AnswerSentence] = []
     records: list[PartRecord] = []
     for part, outcome, reason in checked:
@@ -75,7 +78,8 @@ def combine(plan: Plan, parts: Sequence[PartAnswer]) -> tuple[Answer, tuple[Part
             # Two parts often find the same best sentence; it is said once, and the later part's
             # share goes to its next sentence.
             said = {s.text for s in sentences}
-            kept = [s for s in _cited(part.answer) if s.text not in said][: next(shares)]
+            unsaid = [s for s in _cited(part.answer) if s.text not in said]
+            kept = _most_specific(unsaid, part.question, questions, share)
             sentences.extend(kept)
         else:
             kept = []
@@ -108,19 +112,17 @@ def combine(plan: Plan, parts: Sequence[PartAnswer]) -> tuple[Answer, tuple[Part
     return answer, tuple(records)
 
 
-def _shares(sizes: Sequence[int], budget: int) -> list[int]:
-    """How many sentences each answered part keeps: at least one each, then one at a time in turn
-    while ``budget`` lasts, a part that has no more giving its turn to the others. With an equal
-    share each, a part of three sentences beside a part of one kept two: the fourth place stayed
-    empty."""
-    shares = [min(1, size) for size in sizes]
-    budget -= sum(shares)
-    while budget > 0 and any(share < size for share, size in zip(shares, sizes, strict=True)):
-        for i, size in enumerate(sizes):
-            if budget > 0 and shares[i] < size:
-                shares[i] += 1
-                budget -= 1
-    return shares
+def _most_specific(
+    sentences: Sequence[AnswerSentence], question: str, questions: Sequence[str], share: int
+) -> list[AnswerSentence]:
+    """The ``share`` sentences holding most of the words only this part asks about, in reading
+    order. "the port's revenue" beside "the port's staff": the revenue part's answer read the
+    container and dredging sentences before "Operating revenue reached 312 million dollars", and
+    kept those two."""
+    others = set().union(*(analyse_question(q).focus for q in questions if q != question))
+    own = analyse_question(question).focus - others
+    ranked = sorted(range(len(sentences)), key=lambda i: -len(own & content_words(sentences[i].text)))
+    return [sentences[i] for i in sorted(ranked[:share])]
 
 
 def self_check(part: PartAnswer) -> tuple[PartOutcome, str]:

@@ -50,22 +50,24 @@ def test_two_answered_parts_give_one_answer_citing_both_documents_in_at_most_fou
     ]
 
 
-def test_a_part_with_one_sentence_leaves_its_share_to_the_other():
-    # The port part kept two of its three sentences while the country part used one of its two.
-    port = answered(
-        "port", "The port handled 4.2 million containers.", "It employed 1,850 staff.", "Revenue rose."
+def test_each_part_keeps_the_sentences_about_what_only_it_asks():
+    # The revenue part read the container and dredging sentences first and kept those two.
+    plan = Plan("Q", ("What is the port's revenue?", "How many staff does the port employ?"), "rules")
+    revenue = answered(
+        "port",
+        "The port handled 4.2 million containers.",
+        "The channel was dredged.",
+        "Revenue was 312 million.",
     )
-    country = answered("country", "Its capital is Arlen.", title="Westmere profile")
-    answer, records = combine(
-        PLAN, [PartAnswer(PLAN.parts[0], port, 7), PartAnswer(PLAN.parts[1], country, 8)]
-    )
+    staff = answered("port", "It employed 1,850 staff.", "The channel was dredged.")
+    answer, records = combine(plan, [PartAnswer(plan.parts[0], revenue), PartAnswer(plan.parts[1], staff)])
     assert [s.text for s in answer.sentences] == [
         "The port handled 4.2 million containers.",
+        "Revenue was 312 million.",
         "It employed 1,850 staff.",
-        "Revenue rose.",
-        "Its capital is Arlen.",
+        "The channel was dredged.",
     ]
-    assert [r.used_sentences for r in records] == [3, 1]
+    assert [r.used_sentences for r in records] == [2, 2]
 
 
 def test_a_refused_part_is_named_and_makes_the_answer_partial():
