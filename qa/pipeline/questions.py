@@ -343,7 +343,8 @@ def names_too_little(question: str, ranked: Sequence[ScoredPassage], *, top: int
     """Whether a turn gives nothing to search for ("tell me more", "what about it?",
     "Interesting."). A turn of one subject word the best passages contain ("Photosynthesis?",
     "What is SSML?") asks about that subject, and is answered, not asked back; so does a turn
-    naming a year ("What happened in 1994?" was asked back)."""
+    naming a year ("What happened in 1994?" was asked back). An overview of one subject word is
+    never too little ("Tell me about the army." names the army, which the sources may lack)."""
     analysis = analyse_question(question)
     focus = analysis.focus
     if len(focus) > 1 or analysis.years:
@@ -351,6 +352,8 @@ def names_too_little(question: str, ranked: Sequence[ScoredPassage], *, top: int
     subject = focus - _NOT_A_SUBJECT
     if not subject:
         return True
+    if analysis.overview:
+        return False
     found = set()
     for hit in ranked[:top]:
         found |= {stem(w) for w in words(hit.passage.text + " " + hit.passage.document_title)}

@@ -261,8 +261,16 @@ def test_an_overview_question_is_answered_from_the_document_about_its_subject(de
     assert all(s.support == "supported" for s in answer.sentences)
 
 
-def test_an_overview_of_a_subject_no_source_names_is_refused(demo):
-    answer, run = ask(demo, "What do the sources say about Westmere's elections?")
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What do the sources say about Westmere's elections?",
+        # Asked back as too vague once "tell" left the focus: one word the sources lack.
+        "Tell me about the army.",
+    ],
+)
+def test_an_overview_of_a_subject_no_source_names_is_refused(demo, question):
+    answer, run = ask(demo, question)
     assert answer.refused, answer.text
     assert run.trust.answerability.kind == "unanswerable"
 
