@@ -19,8 +19,22 @@ from psycopg.types import TypeInfo
 
 from documents.models import Chunk, Sentence
 
-SENTENCE_COLUMNS = ("id", "document_id", "ordinal", "label", "text", "start", '"end"', "embedding")
-SENTENCE_TYPES = ("int8", "int8", "int4", "varchar", "text", "int4", "int4", "vector")
+SENTENCE_COLUMNS = (
+    "id", "document_id", "ordinal", "label", "text", "start", '"end"', "role", "section", "page", "embedding"
+)  # fmt: skip
+SENTENCE_TYPES = (
+    "int8",
+    "int8",
+    "int4",
+    "varchar",
+    "text",
+    "int4",
+    "int4",
+    "varchar",
+    "text",
+    "int4",
+    "vector",
+)
 CHUNK_COLUMNS = ("id", "document_id", "first_ordinal", "last_ordinal", "text", "embedding")
 CHUNK_TYPES = ("int8", "int8", "int4", "int4", "text", "vector")
 
@@ -71,7 +85,19 @@ def copy_sentences(sentences: Sequence[Sentence]) -> None:
         SENTENCE_COLUMNS,
         SENTENCE_TYPES,
         sentences,
-        lambda pk, s: (pk, s.document_id, s.ordinal, s.label, s.text, s.start, s.end, _vector(s.embedding)),
+        lambda pk, s: (
+            pk,
+            s.document_id,
+            s.ordinal,
+            s.label,
+            s.text,
+            s.start,
+            s.end,
+            s.role,
+            s.section,
+            s.page,
+            _vector(s.embedding),
+        ),  # fmt: skip
     )
 
 

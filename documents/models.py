@@ -110,6 +110,12 @@ class Sentence(models.Model):
     text = models.TextField()
     start = models.PositiveIntegerField()
     end = models.PositiveIntegerField()
+    # The sentence's place in its document's structure (documents/parsing/structure.py): its block's
+    # role (qa.pipeline.roles: answers never quote a heading, title or question), the headings above
+    # it joined by " > ", and its page where the format has pages.
+    role = models.CharField(max_length=16, default="paragraph")
+    section = models.TextField(blank=True, default="")
+    page = models.PositiveIntegerField(null=True, blank=True)
     # Null when the corpus is embedded with another model than the site's (StoredVector).
     embedding = VectorField(dimensions=EMBEDDING_DIM, null=True)
 

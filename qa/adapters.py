@@ -52,7 +52,9 @@ from qa.pipeline.types import Passage, SourceSentence, Unit
 
 UNITS: tuple[Unit, ...] = ("document", "chunk", "sentence")
 
-_SENTENCE_COLUMNS = 's.id, d.external_id, d.title, s.ordinal, s.label, s.text, s.start, s."end"'
+_SENTENCE_COLUMNS = (
+    's.id, d.external_id, d.title, s.ordinal, s.label, s.text, s.start, s."end", s.role, s.section, s.page'
+)
 _DOCUMENT_COLUMNS = "d.published, d.source"
 # A scope admitting at most this share of a corpus's documents is searched densely by an exact
 # scan of its own rows: an HNSW scan filtered that hard would visit most of the graph to find k

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from pathlib import PurePath
 
-from .assemble import document_from_text
-from .docx_text import docx_to_text
-from .html_text import html_to_text
-from .pdf_text import pdf_to_text
-from .plaintext import decode_text, normalize_line_breaks
+from .docx_text import docx_blocks
+from .html_text import html_blocks
+from .markdown_text import markdown_blocks
+from .pdf_text import pdf_pages
+from .plaintext import decode_text, join_line_break_hyphens, normalize_line_breaks
 from .presegmented import documents_from_json, parse_json, parse_jsonl, presegmented_value
+from .structure import document_from_blocks, plaintext_blocks
 from .types import EmptyDocument, ParsedDocument, UnsupportedFileType
 
 SUPPORTED_EXTENSIONS = (".txt", ".md", ".html", ".htm", ".pdf", ".docx", ".json", ".jsonl")
@@ -40,19 +41,38 @@ def parse_bytes(data: bytes, filename: str, *, external_id: str | None = None) -
         return parse_json(data, name, base_id)
     if extension == ".jsonl":
         return parse_jsonl(data, name, base_id)
+    title, page_starts = "", []
     if extension in (".html", ".htm"):
-        title, text = html_to_text(data)
-    elif extension == ".pdf":
-        title, text = pdf_to_text(data, name)
+        title, built = html_blocks(data)
+        text, blocks = built.text, built.blocks
     elif extension == ".docx":
-        title, text = docx_to_text(data, name)
+        title, built = docx_blocks(data, name)
+        text, blocks = built.text, built.blocks
+    elif extension == ".pdf":
+        title, pages = pdf_pages(data, name)
+        text, page_starts = _join_pages([join_line_break_hyphens(normalize_line_breaks(p)) for p in pages])
+        blocks = plaintext_blocks(text, page_starts=page_starts)
     else:
-        title, text = "", decode_text(data, name)
+        text = decode_text(data, name)
         presegmented = presegmented_value(text)
         if presegmented is not None:
             return documents_from_json(presegmented, name, base_id)
-    return [
-        document_from_text(
-            normalize_line_breaks(text), external_id=base_id, filename=name, title=title, source=name
-        )
-    ]
+        if extension == ".md":
+            built = markdown_blocks(text)
+            text, blocks = built.text, built.blocks
+        else:
+            text = join_line_break_hyphens(text)
+            blocks = plaintext_blocks(text)
+    if not text.strip():
+        raise EmptyDocument(f"{name} contains no text.")
+    return [document_from_blocks(text, blocks, external_id=base_id, filename=name, title=title, source=name)]
+
+
+def _join_pages(pages: list[str]) -> tuple[str, list[int]]:
+    """The pages' text separated by blank lines, and the offset where each page starts."""
+    starts, parts, position = [], [], 0
+    for page in pages:
+        starts.append(position)
+        parts.append(page)
+        position += len(page) + 2
+    return "\n\n".join(parts), starts

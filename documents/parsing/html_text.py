@@ -1,30 +1,43 @@
-"""The visible text of an HTML page, with its block structure kept as line breaks."""
+"""The visible text of an HTML page as blocks: headings, paragraphs, list items, table rows, code."""
 
 from __future__ import annotations
 
 import re
 
-from bs4 import BeautifulSoup, Comment, Declaration, Doctype, NavigableString, ProcessingInstruction
+from bs4 import BeautifulSoup, Comment, Declaration, Doctype, NavigableString, ProcessingInstruction, Tag
+
+from qa.pipeline import roles
 
 from .assemble import TITLE_MAX_CHARS, shorten
+from .structure import INNER_LEVEL, BlockText, table_row_text
 
 # Never rendered as text, or page furniture that would pollute retrieval.
 _INVISIBLE = ("script", "style", "noscript", "template", "head", "nav", "svg", "iframe", "object")
-# Elements that start a new line when rendered: a heading or list item must
-# not run into the sentence after it.
-_BLOCKS = (
-    "address", "article", "aside", "blockquote", "caption", "dd", "div", "dl", "dt",
-    "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6",
-    "header", "hr", "li", "main", "ol", "p", "pre", "section", "table", "tr", "ul",
+_HEADINGS = {f"h{n}": n for n in range(1, 7)}
+# Elements that hold text of one role; anything else holding text is read as a paragraph.
+_LEAF_ROLES = {
+    "p": roles.PARAGRAPH,
+    "address": roles.PARAGRAPH,
+    "blockquote": roles.PARAGRAPH,
+    "dd": roles.PARAGRAPH,
+    "li": roles.LIST_ITEM,
+    "caption": roles.CAPTION,
+    "figcaption": roles.CAPTION,
+}
+# Elements that start a new block when rendered: a heading or list item must not run into the
+# sentence after it.
+_BLOCKS = frozenset(
+    {
+        *_HEADINGS, *_LEAF_ROLES, "article", "aside", "body", "div", "dl", "dt", "figure", "footer",
+        "form", "header", "hr", "html", "main", "ol", "pre", "section", "table", "tbody", "thead",
+        "tfoot", "tr", "ul",
+    }
 )  # fmt: skip
-_CELLS = ("td", "th")
-_SPACES = re.compile(r"[ \t\r\f\v\u00a0]+")
-_SPACED_BREAK = re.compile(r" *\n *")
-_MANY_BREAKS = re.compile(r"\n{3,}")
+_SPACES = re.compile(r"\s+")
 
 
-def html_to_text(data: bytes) -> tuple[str, str]:
-    """Return (title, text). The title is "" when the page names none."""
+def html_blocks(data: bytes) -> tuple[str, BlockText]:
+    """Return (title, blocks). The title is "" when the page names none."""
     # html.parser rather than lxml: no C dependency, and it never raises on
     # broken markup, which is most of the web.
     soup = BeautifulSoup(data, "html.parser")
@@ -34,19 +47,72 @@ def html_to_text(data: bytes) -> tuple[str, str]:
     for node in soup.find_all(string=True):
         if isinstance(node, (Comment, Declaration, Doctype, ProcessingInstruction)):
             node.extract()
-        elif node.find_parent("pre") is None:
-            # Source whitespace is insignificant in HTML; only markup breaks lines.
-            node.replace_with(NavigableString(re.sub(r"\s+", " ", str(node))))
-    for br in soup.find_all("br"):
-        br.replace_with("\n")
-    for cell in soup.find_all(_CELLS):
-        cell.insert_after(" ")
-    for block in soup.find_all(_BLOCKS):
-        block.insert_before("\n\n")
-        block.insert_after("\n\n")
-    text = _SPACES.sub(" ", soup.get_text())
-    text = _MANY_BREAKS.sub("\n\n", _SPACED_BREAK.sub("\n", text))
-    return title, text.strip()
+    out = BlockText()
+    _walk(soup, out, roles.PARAGRAPH)
+    return title, out
+
+
+def _walk(element: Tag, out: BlockText, role: str) -> None:
+    """Emit the blocks under ``element``; loose text between blocks becomes a block of ``role``."""
+    loose: list[str] = []
+
+    def flush() -> None:
+        out.add(role, _SPACES.sub(" ", "".join(loose)))
+        loose.clear()
+
+    for child in element.children:
+        if isinstance(child, NavigableString):
+            loose.append(str(child))
+            continue
+        if not isinstance(child, Tag):
+            continue
+        name = child.name
+        if name == "br":
+            loose.append("\n")
+        elif name not in _BLOCKS:
+            loose.append(child.get_text())
+        else:
+            flush()
+            _block(child, out)
+    flush()
+
+
+def _block(element: Tag, out: BlockText) -> None:
+    name = element.name
+    if name in _HEADINGS:
+        out.add(roles.HEADING, _SPACES.sub(" ", element.get_text(" ")), level=_HEADINGS[name])
+    elif name == "dt":
+        # A definition's term heads the definition below it, as a FAQ's question heads its answer.
+        out.add(roles.HEADING, _SPACES.sub(" ", element.get_text(" ")), level=INNER_LEVEL)
+    elif name == "pre":
+        out.add(roles.CODE, element.get_text())
+    elif name == "table":
+        _table(element, out)
+    elif name in _LEAF_ROLES:
+        _walk(element, out, _LEAF_ROLES[name])
+    else:
+        _walk(element, out, roles.PARAGRAPH)
+
+
+def _table(table: Tag, out: BlockText) -> None:
+    """Each row one block that carries the column headers: the header is the first row when it is
+    made of <th> cells (or sits in <thead>)."""
+    caption = table.find("caption")
+    if caption is not None:
+        out.add(roles.CAPTION, _SPACES.sub(" ", caption.get_text(" ")))
+    header: list[str] = []
+    for row in table.find_all("tr"):
+        if row.find_parent("table") is not table:
+            continue  # a nested table's rows are its own
+        cells = row.find_all(("td", "th"), recursive=False)
+        texts = [_SPACES.sub(" ", cell.get_text(" ")).strip() for cell in cells]
+        is_header = bool(cells) and (
+            all(cell.name == "th" for cell in cells) or row.find_parent("thead") is not None
+        )
+        if is_header and not header:
+            header = texts
+        else:
+            out.add(roles.TABLE_ROW, table_row_text(header, texts))
 
 
 def _title(soup: BeautifulSoup) -> str:

@@ -14,8 +14,8 @@ from .types import ParseError
 _PLACEHOLDER_TITLE = re.compile(r"^(untitled|anonymous|microsoft word\b.*|.*\.(docx?|pdf|tex|odt))$", re.I)
 
 
-def pdf_to_text(data: bytes, filename: str) -> tuple[str, str]:
-    """Return (title, text); pages are separated by a blank line."""
+def pdf_pages(data: bytes, filename: str) -> tuple[str, list[str]]:
+    """Return (title, the text layer of each page)."""
     try:
         reader = PdfReader(io.BytesIO(data))
         if reader.is_encrypted and not reader.decrypt(""):
@@ -33,11 +33,10 @@ def pdf_to_text(data: bytes, filename: str) -> tuple[str, str]:
         ) from exc
     if not pages:
         raise ParseError(f"{filename} has no pages.")
-    text = "\n\n".join(page for page in pages if page)
-    if not text:
+    if not any(pages):
         raise ParseError(
             f"{filename} has no text layer: it is probably a scanned image. "
             "Run OCR on it (most PDF tools can) and upload the result."
         )
     title = " ".join(title.split())
-    return ("" if _PLACEHOLDER_TITLE.match(title) else title), text
+    return ("" if _PLACEHOLDER_TITLE.match(title) else title), pages

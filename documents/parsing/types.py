@@ -16,6 +16,19 @@ class ParsedSentence:
     start: int  # character offsets into ParsedDocument.text: text == doc.text[start:end]
     end: int
     label: str | None = None  # "S7" where the source names its sentences (analyst-bench gold)
+    # Where the sentence sits in the document's structure (documents/parsing/structure.py): its
+    # block's role, the headings above it joined by SECTION_SEPARATOR, and its page (PDF only).
+    role: str = "paragraph"
+    section: str = ""
+    page: int | None = None
+
+    @property
+    def structure(self) -> list:
+        """What a staged sentence stores beyond its span and label; [] when it is plain prose, so
+        documents without structure hash and stage exactly as before structure was kept."""
+        if self.role == "paragraph" and not self.section and self.page is None:
+            return []
+        return [self.role, self.section, self.page]
 
 
 @dataclass(frozen=True)

@@ -254,7 +254,9 @@ def _build_rows(document: Document) -> tuple[list[Sentence], list[tuple[int, int
     staged = document.pending_sentences or {}
     text = document.pending_text
     sentences = []
-    for ordinal, (start, end, label) in enumerate(staged.get("sentences", [])):
+    for ordinal, (start, end, label, *structure) in enumerate(staged.get("sentences", [])):
+        # Staged before structure was kept, or plain prose: [start, end, label] alone.
+        role, section, page = structure or ("paragraph", "", None)
         sentence_text = text[start:end]
         if not sentence_text.strip():
             continue
@@ -266,6 +268,9 @@ def _build_rows(document: Document) -> tuple[list[Sentence], list[tuple[int, int
                 text=sentence_text,
                 start=start,
                 end=end,
+                role=role,
+                section=section,
+                page=page,
             )
         )
     if not sentences:

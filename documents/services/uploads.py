@@ -163,7 +163,7 @@ def content_hash(parsed: ParsedDocument) -> str:
         "url": parsed.url,
         "published": parsed.published.isoformat() if parsed.published else None,
         "text": parsed.text,
-        "sentences": [[s.start, s.end, s.label] for s in parsed.sentences],
+        "sentences": [[s.start, s.end, s.label, *s.structure] for s in parsed.sentences],
     }
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
@@ -204,7 +204,7 @@ def document_stage(
             "source": parsed.source[:200],
             "url": parsed.url[:1000],
             "published": parsed.published.isoformat() if parsed.published else None,
-            "sentences": [[s.start, s.end, s.label] for s in parsed.sentences],
+            "sentences": [[s.start, s.end, s.label, *s.structure] for s in parsed.sentences],
         }
         document.filename = filename[:500] or document.filename
         document.uploaded_by = uploaded_by or document.uploaded_by

@@ -118,6 +118,7 @@ def build_generator(config: AnswerConfig, embedder: Embedder, llm: LLM | None) -
                 same_time=config.extractive_same_time,
                 padding_floor=config.extractive_padding_floor,
                 question_shape=config.extractive_question_shape,
+                section_context=config.extractive_section_context,
             ),
         )
     if config.generator == "overlap":

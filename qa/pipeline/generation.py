@@ -16,6 +16,7 @@ from typing import Protocol
 
 import numpy as np
 
+from qa.pipeline import roles
 from qa.pipeline.generation_output import parse_generation_output
 from qa.pipeline.prompts import generation_messages, looks_like_instruction, number_context
 from qa.pipeline.protocols import LLM, Embedder
@@ -60,10 +61,14 @@ class Generator(Protocol):
     def generate(self, question: str, passages: Sequence[ScoredPassage]) -> Draft: ...
 
 
-def _is_title_line(sentence: SourceSentence) -> bool:
-    """The document's title as its own line: a heading, not a claim (it ends in no full stop)."""
+def quotable(sentence: SourceSentence) -> bool:
+    """Whether an answer may quote the sentence: never a heading, a title or a question (its role,
+    qa.pipeline.roles), nor, in documents stored before roles were kept, the document's title as
+    its own line. They help find the passage; quoted, a heading reads as a claim and a FAQ's
+    question as its own answer."""
     text = sentence.text.strip()
-    return text == sentence.document_title.strip() and not text.endswith((".", "!", "?"))
+    title_line = text == sentence.document_title.strip() and not text.endswith((".", "!", "?"))
+    return not title_line and not roles.frames_content(sentence.role, text)
 
 
 def _passage_sentences(passages: Sequence[ScoredPassage]) -> list[SourceSentence]:
@@ -110,6 +115,9 @@ class ExtractiveSettings:
     # sentence, and "happen" counts as no word (on in ``default``; the report's configurations keep
     # their plain extractive answer).
     question_shape: bool = False
+    # The headings above a sentence count as part of it: its words join its bag like the title's,
+    # and its innermost heading is encoded with it ("Is zlib Y2K-compliant?: Yes.").
+    section_context: bool = False
 
 
 class ExtractiveGenerator:
@@ -154,9 +162,13 @@ class ExtractiveGenerator:
             focus = self._focus(passages[0].passage.document_id, order, scores, candidates)
             in_focus = [i for i in order if candidates[i].document_id == focus]
             order = in_focus + [i for i in order if candidates[i].document_id != focus]
-        # A document's title line helps find the document that answers and is quoted by no answer:
-        # "Summarize the harbor report." was answered "Harbor Authority Annual Report 2024."
-        order = [i for i in order if not _is_title_line(candidates[i])] or order
+        # Headings, titles and questions help find the document that answers and are quoted by no
+        # answer: "Summarize the harbor report." was answered "Harbor Authority Annual Report 2024."
+        order = [i for i in order if quotable(candidates[i])]
+        if not order:
+            return Draft(
+                (), tuple(context), refused=True, notes=("no sentence of the context states anything",)
+            )
         best = float(scores[order[0]])
         slots = quantity_slots(question) if self.settings.require_quantity else []
         stating, missing = _sentences_stating(slots, order, candidates)
@@ -209,13 +221,16 @@ class ExtractiveGenerator:
         vectors = None
         similarity = np.zeros(len(candidates))
         if self.settings.similarity_weight > 0:
-            vectors = np.asarray(self.embedder.encode([question] + [s.text for s in candidates]))
+            texts = [self._in_section(s) for s in candidates]
+            vectors = np.asarray(self.embedder.encode([question] + texts))
             similarity = cosine_matrix(vectors[:1], self._in_context(vectors[1:], candidates))[0]
         question_words = content_words(question)
         titles: dict[str, set[str]] = {}
         if self.settings.title_words:
             titles = {s.document_id: content_words(s.document_title) for s in candidates}
         bags = [content_words(s.text) | titles.get(s.document_id, set()) for s in candidates]
+        if self.settings.section_context:
+            bags = [bag | content_words(s.section) for bag, s in zip(bags, candidates, strict=True)]
         if self.settings.question_shape:
             # A year asked about is a word to match like any other: "What will the authority do by
             # 2027?" quoted the staff, the dredging and the revenue before the 2027 plan.
@@ -227,6 +242,13 @@ class ExtractiveGenerator:
             else dict.fromkeys(question_words, 1.0)
         )
         return _Relevance(similarity, bags, weight, self.settings.similarity_weight, vectors, question_words)
+
+    def _in_section(self, sentence: SourceSentence) -> str:
+        return (
+            roles.in_section(sentence.text, sentence.section)
+            if self.settings.section_context
+            else sentence.text
+        )
 
     def _focus(self, top: str, order: Sequence[int], scores: np.ndarray, candidates) -> str:
         """The document the answer comes from: the top-ranked passage's, unless a sentence of another

@@ -28,6 +28,7 @@ import numpy as np
 from qa.pipeline.bm25 import BM25Index
 from qa.pipeline.chunking import ChunkerConfig
 from qa.pipeline.protocols import Embedder
+from qa.pipeline import roles
 from qa.pipeline.types import Passage, SourceSentence, Unit
 
 UNITS: tuple[Unit, ...] = ("document", "chunk", "sentence")
@@ -89,6 +90,7 @@ class InMemoryCorpusIndex:
         chunk_vectors: ChunkVectors = "pooled",
         document_vectors: DocumentVectors = "sentences",
         chunker: ChunkerConfig | None = None,
+        section_headers: bool = False,
     ) -> None:
         # ``chunker`` replaces the sentence windows of chunk_size / chunk_overlap.
         chunker = chunker or ChunkerConfig("sentences", chunk_size, chunk_overlap)
@@ -111,6 +113,9 @@ class InMemoryCorpusIndex:
                         text=parsed.text,
                         start=parsed.start,
                         end=parsed.end,
+                        role=getattr(parsed, "role", "paragraph"),
+                        section=getattr(parsed, "section", ""),
+                        page=getattr(parsed, "page", None),
                     )
                 )
             if document.external_id in self._document_sentences:
@@ -129,7 +134,9 @@ class InMemoryCorpusIndex:
         self._row = {p.key: row for unit in UNITS for row, p in enumerate(self._passages[unit])}
         self._bm25 = {unit: BM25Index((p.key, p.text) for p in self._passages[unit]) for unit in UNITS}
 
-        self._sentence_vectors = self._encode(embedder, [s.text for s in sentences])
+        # With ``section_headers`` each sentence is encoded led by the heading above it (roles.in_section).
+        encoded_texts = [roles.in_section(s.text, s.section) if section_headers else s.text for s in sentences]
+        self._sentence_vectors = self._encode(embedder, encoded_texts)
         dim = self._sentence_vectors.shape[1]
         if chunk_vectors == "encoded":
             chunk_matrix = self._encode(embedder, [p.text for p in self._passages["chunk"]])

@@ -75,6 +75,9 @@ _LIST_ITEM = re.compile(r"\s*(?:[-*•▪◦‣>|]|\d{1,3}[.)]\s|[a-zA-Z][.)]\s|
 _HEADING = re.compile(r"\s*(?:#|\|)")
 _LOWERCASE_START = re.compile(r"\s*[a-z]")
 _NO_BEFORE_CAPITAL = re.compile(r"\bno\.(?=\s+[\"“‘']?[A-Z])")
+# A piece holding only closing brackets, quotes and final punctuation ends the sentence before it:
+# nupunkt ends "(man pages, etc.)?" after "etc." and leaves ")?" alone.
+_CLOSING_ONLY = re.compile(r"[)\]}\"'\u201d\u2019.!?;:,]+")
 _CUT_PREFERENCES = (re.compile(r"[;:]\s"), re.compile(r",\s"), re.compile(r"\s"))
 
 # Derived by bench/segmentation.py (see the module docstring). Kept as data so
@@ -123,11 +126,18 @@ def segment(text: str, *, hard_line_breaks: bool = False) -> list[tuple[int, int
     spans: list[tuple[int, int]] = []
     for block_start, block_end in paragraph_spans(text, hard_line_breaks=hard_line_breaks):
         block = text[block_start:block_end]
+        pieces: list[tuple[int, int]] = []
         for sentence_start, sentence_end in tokenizer.span_tokenize(block):
             for piece_start, piece_end in _split_after_sentence_final_no(block, sentence_start, sentence_end):
                 start, end = strip_span(text, block_start + piece_start, block_start + piece_end)
-                if start < end:
-                    spans.extend(_cut_long(text, start, end))
+                if start >= end:
+                    continue
+                if pieces and _CLOSING_ONLY.fullmatch(text, start, end):
+                    pieces[-1] = (pieces[-1][0], end)
+                else:
+                    pieces.append((start, end))
+        for start, end in pieces:
+            spans.extend(_cut_long(text, start, end))
     return spans
 
 

@@ -32,6 +32,11 @@ class SourceSentence:
     text: str
     start: int = 0  # character offsets into the document text
     end: int = 0
+    # Its place in the document's structure (qa.pipeline.roles): the role of its block, the
+    # headings above it ("FAQ > Is zlib thread-safe?"), its page where the format has pages.
+    role: str = "paragraph"
+    section: str = ""
+    page: int | None = None
 
 
 @dataclass(frozen=True)

@@ -143,9 +143,10 @@ def test_docx_paragraphs_headings_and_tables_in_document_order():
         "History",
         "The sultanate signed treaties with Britain.",
         "It never became a colony.",
-        "Year | Event",
-        "1970 | Qaboos takes power",
+        # A table row is cited whole, with its header row's cells beside its own.
+        "Year: 1970 | Event: Qaboos takes power",
     ]
+    assert [s.role for s in document.sentences] == ["title", "paragraph", "paragraph", "table_row"]
     assert_offsets_exact(document)
 
 

@@ -1,0 +1,242 @@
+"""Documents as blocks with roles: headings, paragraphs, list items, table rows, questions, code.
+
+Every format's parser reduces its file to ``Block``s, spans of the document text, each with a role
+(``qa.pipeline.roles``), a heading level and a page. ``document_from_blocks`` segments each block
+into sentences that keep their block's role, the path of the headings above them and their page.
+Answering reads the roles (a heading or a question is never quoted as an answer) and the section
+path (the sentence "Yes." is about the question it sits under).
+
+How each format finds its blocks:
+- Markdown: markdown-it-py's CommonMark parser with tables (headings, paragraphs, list items,
+  fenced and indented code, pipe tables).
+- HTML: BeautifulSoup's tree (h1-h6, p, li, dt/dd, pre, table rows, captions), ``html_text.py``.
+- Word: python-docx paragraph styles (Title, Heading N, List ...) and tables, ``docx_text.py``.
+- Plain text and PDF text layers: the layout (``plaintext_blocks`` below), since they carry no
+  markup: setext underlines, list markers, short lines without a full stop, lines that ask.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from qa.pipeline import roles
+from qa.pipeline.segment import MAX_SENTENCE_CHARS, paragraph_spans, segment, strip_span
+
+from .types import EmptyDocument, ParsedDocument, ParsedSentence
+
+# Sections opened by a question or a run-in heading sit below every marked-up heading (h1-h6).
+INNER_LEVEL = 7
+# A line this short with no sentence-final punctuation is a heading, not a sentence ("Security
+# and code quality", "TERMS AND CONDITIONS FOR USE, REPRODUCTION, AND DISTRIBUTION").
+HEADING_MAX_WORDS = 12
+# A block of at most this many sentences whose last one asks is a question as a whole.
+QUESTION_BLOCK_MAX_SENTENCES = 3
+# A run-in heading ("3. Grant of Patent License. Subject to ...") is at most this many words.
+RUN_IN_MAX_WORDS = 6
+
+_LIST_MARKER = re.compile(r"\s*(?:[-*+\u2022\u25aa\u25e6\u2023]|\(?\d{1,3}[.)]|\(?[a-zA-Z][.)])\s+(?=\S)")
+_UNDERLINE = re.compile(r"\s*([=\-~^*#_])\1{2,}\s*")
+_NO_TEXT = re.compile(r"[^\w]*")
+_WORD = re.compile(r"[^\W_]+(?:['\u2019-][^\W_]+)*")
+_SENTENCE_END = re.compile(r"[.!?;:,]['\"\u2019\u201d)\]]*$")
+
+
+@dataclass(frozen=True)
+class Block:
+    """A span [start, end) of the document text with the role of everything in it."""
+
+    role: str
+    start: int
+    end: int
+    level: int = 0  # a heading's depth: 1 (h1) .. 6, INNER_LEVEL for questions and run-in headings
+    page: int | None = None
+    marker_end: int = 0  # a list item's text starts here, after its marker ("3. ", "* ")
+    one_sentence: bool = False  # headings and table rows are cited whole, never split
+
+
+class BlockText:
+    """Builds a document's text from block strings (Markdown, HTML, Word), separated by blank lines."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.blocks: list[Block] = []
+        self.length = 0
+
+    def add(self, role: str, text: str, *, level: int = 0, page: int | None = None) -> None:
+        text = text.strip()
+        if not text or _NO_TEXT.fullmatch(text):
+            return
+        if self.parts:
+            self.parts.append("\n\n")
+            self.length += 2
+        start = self.length
+        self.parts.append(text)
+        self.length += len(text)
+        one = role in (roles.TITLE, roles.HEADING, roles.TABLE_ROW)
+        self.blocks.append(Block(role, start, self.length, level=level, page=page, one_sentence=one))
+
+    @property
+    def text(self) -> str:
+        return "".join(self.parts)
+
+
+def table_row_text(header: Sequence[str], cells: Sequence[str]) -> str:
+    """A table row as one citable line that carries its column headers: "Indicator: Population |
+    2021: 74,656". A row whose cells do not line up with the header keeps its cells alone."""
+    cells = [" ".join(cell.split()) for cell in cells]
+    if header and len(header) == len(cells) and list(header) != cells:
+        pairs = [
+            f"{name}: {cell}" if name and cell else cell for name, cell in zip(header, cells, strict=True)
+        ]
+        return " | ".join(pair for pair in pairs if pair)
+    return " | ".join(cell for cell in cells if cell)
+
+
+def document_from_blocks(
+    text: str,
+    blocks: Iterable[Block],
+    *,
+    external_id: str,
+    filename: str,
+    title: str = "",
+    source: str = "",
+    url: str = "",
+    published: datetime.date | None = None,
+) -> ParsedDocument:
+    """Segment each block and give its sentences their role, section path and page."""
+    path: list[tuple[int, str]] = []  # the open headings, outermost first
+    sentences: list[ParsedSentence] = []
+    for block in blocks:
+        spans = [(a, b) for a, b in _block_spans(text, block) if not _NO_TEXT.fullmatch(text, a, b)]
+        block_roles = _sentence_roles(block, [text[a:b] for a, b in spans])
+        for (start, end), role in zip(spans, block_roles, strict=True):
+            sentence = text[start:end]
+            if role == roles.HEADING and (
+                _heading_text(sentence) == _heading_text(title) or not (sentences or title)
+            ):
+                role = roles.TITLE  # the document's title line (or first heading): no section of its own
+            section = _section(path)
+            if role == roles.HEADING or (
+                role == roles.QUESTION and (start, end) == spans[-1] and set(block_roles) == {roles.QUESTION}
+            ):
+                # A heading, or a block that is one question (a FAQ's entry), names what follows.
+                level = block.level or INNER_LEVEL
+                while path and path[-1][0] >= level:
+                    path.pop()
+                section = _section(path)
+                heading = text[spans[0][0] : end] if role == roles.QUESTION else sentence
+                path.append((level, _heading_text(heading)))
+            sentences.append(ParsedSentence(sentence, start, end, None, role, section, block.page))
+    if not sentences:
+        raise EmptyDocument(f"{filename} contains no text.")
+    if not title:
+        title = next((s.text for s in sentences if s.role == roles.TITLE), "")
+    from .assemble import default_title  # assemble imports this module
+
+    return ParsedDocument(
+        external_id=external_id,
+        title=_heading_text(title) or default_title(text, filename),
+        text=text,
+        sentences=tuple(sentences),
+        source=source,
+        url=url,
+        published=published,
+    )
+
+
+def plaintext_blocks(text: str, *, page_starts: Sequence[int] = ()) -> list[Block]:
+    """The blocks of text with no markup, read from its layout.
+
+    Runs of text that no sentence may cross (``segment.paragraph_spans``: blank lines, and line
+    breaks that are no soft wrap) become blocks: a run underlined with ===/--- is a heading, one
+    opening with a list marker a list item, a short run without a full stop a heading, a run that
+    is one question a question (a FAQ's entry); the rest paragraphs. ``page_starts`` are the
+    offsets where each page begins (PDF), numbering pages from 1.
+    """
+    blocks: list[Block] = []
+    for start, end in paragraph_spans(text):
+        run = text[start:end]
+        if start >= end:
+            continue
+        underline = _UNDERLINE.fullmatch(run)
+        if underline:
+            if (
+                blocks
+                and blocks[-1].role in (roles.PARAGRAPH, roles.HEADING)
+                and "\n\n" not in text[blocks[-1].end : start]
+            ):
+                level = 1 if underline.group(1) in "=#" else 2
+                blocks[-1] = _with(blocks[-1], role=roles.HEADING, level=level, one_sentence=True)
+            continue
+        if _NO_TEXT.fullmatch(run):
+            continue
+        page = _page(start, page_starts)
+        marker = _LIST_MARKER.match(run)
+        words = _WORD.findall(run)
+        if marker:
+            blocks.append(Block(roles.LIST_ITEM, start, end, page=page, marker_end=start + marker.end()))
+        elif len(words) <= HEADING_MAX_WORDS and not _SENTENCE_END.search(run):
+            blocks.append(Block(roles.HEADING, start, end, level=2, page=page, one_sentence=True))
+        else:
+            blocks.append(Block(roles.PARAGRAPH, start, end, page=page))
+    return blocks
+
+
+def _with(block: Block, **changes) -> Block:
+    values = {name: getattr(block, name) for name in Block.__dataclass_fields__}
+    return Block(**{**values, **changes})
+
+
+def _page(offset: int, page_starts: Sequence[int]) -> int | None:
+    if not page_starts:
+        return None
+    return sum(1 for start in page_starts if start <= offset) or 1
+
+
+def _block_spans(text: str, block: Block) -> list[tuple[int, int]]:
+    start = max(block.start, block.marker_end)
+    if block.one_sentence and block.end - start <= MAX_SENTENCE_CHARS:
+        span = strip_span(text, start, block.end)
+        return [span] if span[0] < span[1] else []
+    return [(start + a, start + b) for a, b in segment(text[start : block.end])]
+
+
+def _sentence_roles(block: Block, sentences: Sequence[str]) -> list[str]:
+    if block.role in (roles.HEADING, roles.TITLE, roles.CODE, roles.TABLE_ROW):
+        return [block.role] * len(sentences)
+    if (
+        sentences
+        and len(sentences) <= QUESTION_BLOCK_MAX_SENTENCES
+        and roles.frames_content(roles.PARAGRAPH, sentences[-1])
+    ):
+        # A short block that ends by asking is a question as a whole: "Q: I have many .tar.7z
+        # files. Can I convert them to .tar.xz ...?" sets the question up, it answers nothing.
+        return [roles.QUESTION] * len(sentences)
+    found = [roles.QUESTION if roles.frames_content(roles.PARAGRAPH, s) else block.role for s in sentences]
+    if found and block.role == roles.LIST_ITEM and _is_run_in_heading(sentences[0]):
+        found[0] = roles.HEADING
+    return found
+
+
+def _is_run_in_heading(sentence: str) -> bool:
+    """ "Grant of Patent License." at the head of a numbered clause: a few words, the long ones all
+    capitalised, ending in a full stop (typographic convention, no word list)."""
+    words = _WORD.findall(sentence)
+    long_words = [w for w in words if len(w) >= 4]
+    return (
+        0 < len(words) <= RUN_IN_MAX_WORDS
+        and bool(long_words)
+        and all(w[0].isupper() for w in long_words)
+        and sentence.rstrip().endswith(".")
+    )
+
+
+def _heading_text(text: str) -> str:
+    return " ".join(text.split()).strip("#").strip()
+
+
+def _section(path: Sequence[tuple[int, str]]) -> str:
+    return roles.SECTION_SEPARATOR.join(name for _, name in path)

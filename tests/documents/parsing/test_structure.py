@@ -1,0 +1,225 @@
+"""Documents keep their structure: each sentence's role, section path and page, by format.
+
+Tables of (file, what its sentences must be): a heading, title or question is marked so that no
+answer quotes it, a FAQ's answer knows the question it sits under, a table row is one sentence
+carrying its header cells.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from documents.parsing import parse_bytes
+from tests.documents.parsing.files import docx_bytes, pdf_bytes
+
+ZLIB_FAQ = b"""
+                Frequently Asked Questions about zlib
+
+
+ 1. Is zlib Y2K-compliant?
+
+    Yes. zlib doesn't handle dates.
+
+ 6. Where's the zlib documentation (man pages, etc.)?
+
+    It's in zlib.h .
+"""
+
+APACHE = b"""
+   TERMS AND CONDITIONS FOR USE, REPRODUCTION, AND DISTRIBUTION
+
+   3. Grant of Patent License. Subject to the terms and conditions of
+      this License, each Contributor hereby grants to You a patent license.
+
+   4. Redistribution. You may reproduce and distribute copies of the
+      Work in any medium.
+"""
+
+XZ_FAQ = b"""XZ Utils FAQ
+============
+
+Q:  I have many .tar.7z files. Can I convert them to .tar.xz without
+    spending hours recompressing the data?
+
+A:  In the "extra" directory, there is a script named 7z2lzma.bash.
+"""
+
+MAN_DB_FAQ = b"""Frequently Asked Questions
+--------------------------
+
+Why use man-db instead of man?
+==============================
+
+Some people now ask what the point is.
+
+  * Security and code quality
+
+    Security matters because man can be installed setuid.
+
+  * Performance
+
+    man-db performs this search at least three times as quickly as man.
+"""
+
+MARKDOWN_TABLE = b"""# Dominica
+
+| Indicator | 2021 | 2022 |
+|---|---|---|
+| Population | 72,412 | 72,737 |
+| Median age | 34.9 | 35.1 |
+"""
+
+HTML = b"""<html><head><title>Users and Groups</title></head><body>
+<h1>Users and Groups</h1>
+<h2>Static ids</h2>
+<dl><dt>mail</dt><dd><p>Mailboxes in /var/mail are owned by group mail.</p></dd></dl>
+<table><tr><th>User</th><th>uid</th></tr><tr><td>root</td><td>0</td></tr></table>
+<ul><li>First item of a list.</li></ul>
+</body></html>"""
+
+# (file name, data, the expected (role, text, section) of each sentence, in order)
+CASES = [
+    (
+        "zlib-faq.txt",
+        ZLIB_FAQ,
+        [
+            ("title", "Frequently Asked Questions about zlib", ""),
+            ("question", "Is zlib Y2K-compliant?", ""),
+            ("paragraph", "Yes.", "Is zlib Y2K-compliant?"),
+            ("paragraph", "zlib doesn't handle dates.", "Is zlib Y2K-compliant?"),
+            # Brackets and "etc." do not cut the question in two.
+            ("question", "Where's the zlib documentation (man pages, etc.)?", ""),
+            ("paragraph", "It's in zlib.h .", "Where's the zlib documentation (man pages, etc.)?"),
+        ],
+    ),
+    (
+        "apache.txt",
+        APACHE,
+        [
+            ("title", "TERMS AND CONDITIONS FOR USE, REPRODUCTION, AND DISTRIBUTION", ""),
+            # A numbered clause's run-in heading is a heading of its own, never merged into the text.
+            ("heading", "Grant of Patent License.", ""),
+            (
+                "list_item",
+                "Subject to the terms and conditions of\n      this License, each Contributor hereby "
+                "grants to You a patent license.",
+                "Grant of Patent License.",
+            ),
+            ("heading", "Redistribution.", ""),
+            (
+                "list_item",
+                "You may reproduce and distribute copies of the\n      Work in any medium.",
+                "Redistribution.",
+            ),
+        ],
+    ),
+    (
+        "xz-faq.txt",
+        XZ_FAQ,
+        [
+            ("title", "XZ Utils FAQ", ""),
+            # A short block that ends by asking is a question as a whole.
+            ("question", "Q:  I have many .tar.7z files.", ""),
+            (
+                "question",
+                "Can I convert them to .tar.xz without\n    spending hours recompressing the data?",
+                "",
+            ),
+            (
+                "paragraph",
+                'A:  In the "extra" directory, there is a script named 7z2lzma.bash.',
+                "Q: I have many .tar.7z files. Can I convert them to .tar.xz without spending hours "
+                "recompressing the data?",
+            ),
+        ],
+    ),
+    (
+        "man-db-faq.md",
+        MAN_DB_FAQ,
+        [
+            ("title", "Frequently Asked Questions", ""),
+            ("heading", "Why use man-db instead of man?", ""),
+            ("paragraph", "Some people now ask what the point is.", "Why use man-db instead of man?"),
+            # A list item's short label heads the paragraphs under it.
+            ("heading", "Security and code quality", "Why use man-db instead of man?"),
+            (
+                "paragraph",
+                "Security matters because man can be installed setuid.",
+                "Why use man-db instead of man? > Security and code quality",
+            ),
+            ("heading", "Performance", "Why use man-db instead of man?"),
+            (
+                "paragraph",
+                "man-db performs this search at least three times as quickly as man.",
+                "Why use man-db instead of man? > Performance",
+            ),
+        ],
+    ),
+    (
+        "dominica.md",
+        MARKDOWN_TABLE,
+        [
+            ("title", "Dominica", ""),
+            ("table_row", "Indicator: Population | 2021: 72,412 | 2022: 72,737", ""),
+            ("table_row", "Indicator: Median age | 2021: 34.9 | 2022: 35.1", ""),
+        ],
+    ),
+    (
+        "users.html",
+        HTML,
+        [
+            ("title", "Users and Groups", ""),
+            ("heading", "Static ids", ""),
+            ("heading", "mail", "Static ids"),
+            ("paragraph", "Mailboxes in /var/mail are owned by group mail.", "Static ids > mail"),
+            ("table_row", "User: root | uid: 0", "Static ids > mail"),
+            ("list_item", "First item of a list.", "Static ids > mail"),
+        ],
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "data", "expected"), CASES, ids=[case[0] for case in CASES])
+def test_each_sentence_keeps_its_role_and_section(name, data, expected):
+    document = parse_bytes(data, name)[0]
+    found = [(s.role, s.text, s.section) for s in document.sentences]
+    assert found == expected
+    for sentence in document.sentences:
+        assert document.text[sentence.start : sentence.end] == sentence.text
+
+
+def test_word_documents_keep_heading_styles_and_table_rows():
+    data = docx_bytes(
+        "The sultanate signed treaties with Britain.",
+        heading="History",
+        table=[["Year", "Event"], ["1970", "Qaboos takes power"]],
+    )
+    document = parse_bytes(data, "oman.docx")[0]
+    assert [(s.role, s.text) for s in document.sentences] == [
+        ("title", "History"),
+        ("paragraph", "The sultanate signed treaties with Britain."),
+        ("table_row", "Year: 1970 | Event: Qaboos takes power"),
+    ]
+
+
+def test_pdf_sentences_know_their_page():
+    data = pdf_bytes(["Oman is a sultanate on the Arabian Peninsula."], ["Its capital is Muscat, on the coast."])
+    document = parse_bytes(data, "oman.pdf")[0]
+    pages = {s.text: s.page for s in document.sentences}
+    assert pages["Oman is a sultanate on the Arabian Peninsula."] == 1
+    assert pages["Its capital is Muscat, on the coast."] == 2
+
+
+@pytest.mark.parametrize(
+    ("wrapped", "joined"),
+    [
+        # The joined word is a word: the hyphen only broke the line.
+        ("Any application program calls the compres-\n    sion routines of the library here.", "compression"),
+        # Not a word when joined: the compound keeps its hyphen, the line break goes.
+        ("The application-\n    provided routines must be thread-safe in every program.", "application-provided"),
+    ],
+)
+def test_words_hyphenated_across_a_line_break_are_rejoined(wrapped, joined):
+    document = parse_bytes(wrapped.encode(), "notes.txt")[0]
+    assert joined in document.sentences[0].text
+    assert "-\n" not in document.text
