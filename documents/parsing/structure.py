@@ -38,6 +38,7 @@ QUESTION_BLOCK_MAX_SENTENCES = 3
 RUN_IN_MAX_WORDS = 6
 
 _LIST_MARKER = re.compile(r"\s*(?:[-*+\u2022\u25aa\u25e6\u2023]|\(?\d{1,3}[.)]|\(?[a-zA-Z][.)])\s+(?=\S)")
+_ATX_HEADING = re.compile(r"\s*(#{1,6})\s+(?=\S)")
 _UNDERLINE = re.compile(r"\s*([=\-~^*#_])\1{2,}\s*")
 _NO_TEXT = re.compile(r"[^\w]*")
 _WORD = re.compile(r"[^\W_]+(?:['\u2019-][^\W_]+)*")
@@ -176,7 +177,13 @@ def plaintext_blocks(text: str, *, page_starts: Sequence[int] = ()) -> list[Bloc
         page = _page(start, page_starts)
         marker = _LIST_MARKER.match(run)
         words = _WORD.findall(run)
-        if marker:
+        atx = _ATX_HEADING.match(run)
+        if atx:
+            # Markdown's "## Heading" in a text file, or in the text of a document stored before
+            # Markdown was parsed as such (documents/services/restructure.py).
+            level = len(atx.group(1))
+            blocks.append(Block(roles.HEADING, start, end, level=level, page=page, one_sentence=True))
+        elif marker:
             blocks.append(Block(roles.LIST_ITEM, start, end, page=page, marker_end=start + marker.end()))
         elif len(words) <= HEADING_MAX_WORDS and not _SENTENCE_END.search(run):
             blocks.append(Block(roles.HEADING, start, end, level=2, page=page, one_sentence=True))
@@ -198,6 +205,8 @@ def _page(offset: int, page_starts: Sequence[int]) -> int | None:
 
 def _block_spans(text: str, block: Block) -> list[tuple[int, int]]:
     start = max(block.start, block.marker_end)
+    if block.role == roles.HEADING and block.marker_end:
+        start = block.start  # a heading is cited with its "## " mark, as the stored sentence was
     if block.one_sentence and block.end - start <= MAX_SENTENCE_CHARS:
         span = strip_span(text, start, block.end)
         return [span] if span[0] < span[1] else []
@@ -240,3 +249,13 @@ def _heading_text(text: str) -> str:
 
 def _section(path: Sequence[tuple[int, str]]) -> str:
     return roles.SECTION_SEPARATOR.join(name for _, name in path)
+
+
+def structure_of_text(text: str, *, title: str = "") -> tuple[ParsedSentence, ...]:
+    """The sentences, with roles and section paths, that the layout of ``text`` implies: what a
+    document stored as flat text (before structure was kept) is restructured from."""
+    if not text.strip():
+        return ()
+    return document_from_blocks(
+        text, plaintext_blocks(text), external_id="", filename="", title=title
+    ).sentences

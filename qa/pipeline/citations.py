@@ -17,6 +17,7 @@ from typing import Literal
 
 import numpy as np
 
+from qa.pipeline import roles
 from qa.pipeline.generation import DraftSentence
 from qa.pipeline.prompts import citation_messages, looks_like_instruction, number_context
 from qa.pipeline.protocols import LLM, Embedder
@@ -52,13 +53,20 @@ def attach_citations(
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown citation strategy {strategy!r}; expected one of {STRATEGIES}")
     notes: list[str] = []
-    context = [s for s in context if not looks_like_instruction(s.text)]
+    # A heading or question is never the evidence for a claim (roles.quotable), and an
+    # instruction-like sentence is an attack, never evidence.
+    context = [s for s in context if roles.quotable(s) and not looks_like_instruction(s.text)]
     cleaned = [
-        replace(s, citations=tuple(c for c in s.citations if not looks_like_instruction(c.text)))
+        replace(
+            s,
+            citations=tuple(
+                c for c in s.citations if roles.quotable(c) and not looks_like_instruction(c.text)
+            ),
+        )
         for s in sentences
     ]
     if cleaned != list(sentences):
-        notes.append("citations of instruction-like sentences removed")
+        notes.append("citations of headings, questions or instruction-like sentences removed")
     sentences = cleaned
     todo = [i for i, s in enumerate(sentences) if replace_existing or not s.citations]
     if strategy == "none" or not todo or not context:

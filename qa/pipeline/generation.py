@@ -61,16 +61,6 @@ class Generator(Protocol):
     def generate(self, question: str, passages: Sequence[ScoredPassage]) -> Draft: ...
 
 
-def quotable(sentence: SourceSentence) -> bool:
-    """Whether an answer may quote the sentence: never a heading, a title or a question (its role,
-    qa.pipeline.roles), nor, in documents stored before roles were kept, the document's title as
-    its own line. They help find the passage; quoted, a heading reads as a claim and a FAQ's
-    question as its own answer."""
-    text = sentence.text.strip()
-    title_line = text == sentence.document_title.strip() and not text.endswith((".", "!", "?"))
-    return not title_line and not roles.frames_content(sentence.role, text)
-
-
 def _passage_sentences(passages: Sequence[ScoredPassage]) -> list[SourceSentence]:
     return unique_sentences([p.passage.sentences for p in passages])
 
@@ -164,7 +154,7 @@ class ExtractiveGenerator:
             order = in_focus + [i for i in order if candidates[i].document_id != focus]
         # Headings, titles and questions help find the document that answers and are quoted by no
         # answer: "Summarize the harbor report." was answered "Harbor Authority Annual Report 2024."
-        order = [i for i in order if quotable(candidates[i])]
+        order = [i for i in order if roles.quotable(candidates[i])]
         if not order:
             return Draft(
                 (), tuple(context), refused=True, notes=("no sentence of the context states anything",)

@@ -25,10 +25,10 @@ from typing import Literal, Protocol
 
 import numpy as np
 
+from qa.pipeline import roles
 from qa.pipeline.bm25 import BM25Index
 from qa.pipeline.chunking import ChunkerConfig
 from qa.pipeline.protocols import Embedder
-from qa.pipeline import roles
 from qa.pipeline.types import Passage, SourceSentence, Unit
 
 UNITS: tuple[Unit, ...] = ("document", "chunk", "sentence")
@@ -135,7 +135,9 @@ class InMemoryCorpusIndex:
         self._bm25 = {unit: BM25Index((p.key, p.text) for p in self._passages[unit]) for unit in UNITS}
 
         # With ``section_headers`` each sentence is encoded led by the heading above it (roles.in_section).
-        encoded_texts = [roles.in_section(s.text, s.section) if section_headers else s.text for s in sentences]
+        encoded_texts = [
+            roles.in_section(s.text, s.section) if section_headers else s.text for s in sentences
+        ]
         self._sentence_vectors = self._encode(embedder, encoded_texts)
         dim = self._sentence_vectors.shape[1]
         if chunk_vectors == "encoded":

@@ -36,6 +36,16 @@ def frames_content(role: str, text: str) -> bool:
     return role in FRAMING_ROLES or text.rstrip().rstrip("\"')]\u201d").endswith("?")
 
 
+def quotable(sentence) -> bool:
+    """Whether an answer may quote or cite a sentence (a SourceSentence): never a heading, a title or
+    a question (``frames_content``), nor, in documents stored before roles were kept, the
+    document's title as its own line. They help find the passage; quoted, a heading reads as a
+    claim and a FAQ's question as its own answer."""
+    text = sentence.text.strip()
+    title_line = text == sentence.document_title.strip() and not text.endswith((".", "!", "?"))
+    return not title_line and not frames_content(sentence.role, text)
+
+
 def section_path(section: str) -> tuple[str, ...]:
     return tuple(part for part in section.split(SECTION_SEPARATOR) if part)
 

@@ -203,7 +203,9 @@ def test_word_documents_keep_heading_styles_and_table_rows():
 
 
 def test_pdf_sentences_know_their_page():
-    data = pdf_bytes(["Oman is a sultanate on the Arabian Peninsula."], ["Its capital is Muscat, on the coast."])
+    data = pdf_bytes(
+        ["Oman is a sultanate on the Arabian Peninsula."], ["Its capital is Muscat, on the coast."]
+    )
     document = parse_bytes(data, "oman.pdf")[0]
     pages = {s.text: s.page for s in document.sentences}
     assert pages["Oman is a sultanate on the Arabian Peninsula."] == 1
@@ -216,7 +218,10 @@ def test_pdf_sentences_know_their_page():
         # The joined word is a word: the hyphen only broke the line.
         ("Any application program calls the compres-\n    sion routines of the library here.", "compression"),
         # Not a word when joined: the compound keeps its hyphen, the line break goes.
-        ("The application-\n    provided routines must be thread-safe in every program.", "application-provided"),
+        (
+            "The application-\n    provided routines must be thread-safe in every program.",
+            "application-provided",
+        ),
     ],
 )
 def test_words_hyphenated_across_a_line_break_are_rejoined(wrapped, joined):

@@ -1,0 +1,67 @@
+"""Answers quote answers on real FAQs, licences and manuals (bench/genre), never their headings.
+
+The seven documents of the genre set, parsed as uploads are, through ``default`` in memory with
+the real embedding model.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from bench.genre import load_documents, load_questions
+from qa.pipeline import roles
+from qa.pipeline.runner import answer_question
+from tests.qa.pipeline.in_memory import in_memory_pipeline
+
+
+@pytest.fixture(scope="module")
+def genre():
+    return in_memory_pipeline(load_documents())
+
+
+def test_no_answer_quotes_a_heading_title_or_question(genre):
+    quoted = []
+    for question in load_questions():
+        answer = answer_question(question.question, pipeline=genre).answer
+        if answer.refused:
+            continue
+        for sentence in answer.sentences:
+            quoted += [
+                (question.id, cited.role, cited.text)
+                for cited in sentence.citations
+                if roles.frames_content(cited.role, cited.text)
+            ]
+    assert quoted == []
+
+
+# (question, a text the answer must quote, a text it must not): what a new user saw quoted before
+# documents kept their structure.
+QUOTES = [
+    ("Is zlib Y2K-compliant?", "zlib doesn't handle dates.", "Is zlib Y2K-compliant?"),
+    ("Is zlib thread-safe?", "must also be thread-safe", "Is zlib thread-safe?"),
+    (
+        "What happens to a patent license under the Apache License if I sue a contributor for patent "
+        "infringement?",
+        "shall terminate as of the date such litigation is filed",
+        "Grant of Patent License.",
+    ),
+    ("Can XZ Utils handle .7z files?", "Use 7-Zip (Windows) or p7zip", "I have many .tar.7z files."),
+]
+
+
+@pytest.mark.parametrize(("question", "quoted", "not_quoted"), QUOTES, ids=[q[0][:40] for q in QUOTES])
+def test_a_faq_question_leads_to_its_answer_not_to_itself(genre, question, quoted, not_quoted):
+    answer = answer_question(question, pipeline=genre).answer
+    assert not answer.refused, answer.note
+    texts = [" ".join(s.text.split()) for s in answer.sentences]
+    assert any(quoted in text for text in texts), texts
+    assert not any(not_quoted == text for text in texts), texts
+
+
+def test_a_table_row_is_quoted_whole_with_its_column_headers(genre):
+    answer = answer_question("Which GCC version is needed to build Node.js on Linux?", pipeline=genre).answer
+    assert not answer.refused, answer.note
+    rows = [c for s in answer.sentences for c in s.citations if c.role == roles.TABLE_ROW]
+    assert any("GCC >= 10.1" in row.text and "Operating System: Linux" in row.text for row in rows), [
+        s.text for s in answer.sentences
+    ]
