@@ -62,6 +62,9 @@ TRICKY = [
     ("Ceasefire talks stalled, Reuters reports. Ukraine denies it.", 2),
     ("The bank said no. Nobody asked why.", 2),
     ("Russia's GDP fell 2.1 pct. in Q2. Oil rose.", 2),
+    # Closing brackets after an abbreviation stay with their sentence.
+    ("Where's the zlib documentation (man pages, etc.)? It's in zlib.h.", 2),
+    ("It ships tools (gzip, zip, etc.). Both are free.", 2),
 ]
 
 

@@ -19,18 +19,18 @@ def genre():
     return in_memory_pipeline(load_documents())
 
 
-def test_no_answer_quotes_a_heading_title_or_question(genre):
-    quoted = []
-    for question in load_questions():
-        answer = answer_question(question.question, pipeline=genre).answer
-        if answer.refused:
-            continue
-        for sentence in answer.sentences:
-            quoted += [
-                (question.id, cited.role, cited.text)
-                for cited in sentence.citations
-                if roles.frames_content(cited.role, cited.text)
-            ]
+QUESTIONS = load_questions()
+
+
+@pytest.mark.parametrize("question", QUESTIONS, ids=[q.id for q in QUESTIONS])
+def test_no_answer_quotes_a_heading_title_or_question(genre, question):
+    answer = answer_question(question.question, pipeline=genre).answer
+    quoted = [
+        (cited.role, cited.text)
+        for sentence in ([] if answer.refused else answer.sentences)
+        for cited in sentence.citations
+        if roles.frames_content(cited.role, cited.text)
+    ]
     assert quoted == []
 
 
@@ -59,9 +59,8 @@ def test_a_faq_question_leads_to_its_answer_not_to_itself(genre, question, quote
 
 
 def test_a_table_row_is_quoted_whole_with_its_column_headers(genre):
-    answer = answer_question("Which GCC version is needed to build Node.js on Linux?", pipeline=genre).answer
+    answer = answer_question("What support tier does Node.js give to FreeBSD on x64?", pipeline=genre).answer
     assert not answer.refused, answer.note
-    rows = [c for s in answer.sentences for c in s.citations if c.role == roles.TABLE_ROW]
-    assert any("GCC >= 10.1" in row.text and "Operating System: Linux" in row.text for row in rows), [
-        s.text for s in answer.sentences
-    ]
+    rows = [c.text for s in answer.sentences for c in s.citations if c.role == roles.TABLE_ROW]
+    freebsd = [row for row in rows if "Operating System: FreeBSD" in row]
+    assert freebsd and "Support Type: Experimental" in freebsd[0], rows
