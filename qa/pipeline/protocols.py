@@ -46,6 +46,11 @@ class LLM(Protocol):
     ) -> str:
         """Return the assistant's reply to a chat (``[{"role", "content"}]``)."""
 
+    def yes_probability(self, messages: Sequence[dict[str, str]], *, top_logprobs: int = 10) -> float:
+        """P("yes") against P("no") as the reply's first token, read from the model's token
+        log-probabilities (a chat that asks a yes/no question); ``LLMError`` where the server
+        gives none."""
+
 
 class CorpusIndex(Protocol):
     """One corpus, searchable lexically and densely at every retrieval unit."""
