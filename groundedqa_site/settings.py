@@ -356,6 +356,12 @@ QA_HNSW_EF_SEARCH = env_int("QA_HNSW_EF_SEARCH", 400, minimum=10)
 if QA_HNSW_EF_SEARCH > 1000:
     raise ImproperlyConfigured("QA_HNSW_EF_SEARCH must be at most 1000 (pgvector's limit).")
 QA_RERANKER_MODEL = os.environ.get("QA_RERANKER_MODEL", "")
+# Models a user names by hub name or folder (docs/readers.md lists public ones). Empty: none.
+# An NLI / grounding classifier labels claim support in place of the lexical verifier; an
+# extractive QA model (SQuAD 2.0 style) marks the exact answer in each answer sentence.
+# Loaded at worker start and by `manage.py check`: a name that cannot load stops both.
+QA_NLI_MODEL = os.environ.get("QA_NLI_MODEL", "")
+QA_SPAN_READER_MODEL = os.environ.get("QA_SPAN_READER_MODEL", "")
 # torch threads for the passage reader (qa.pipeline.reader reads the variable itself, being
 # Django-free; checked here so that a malformed value stops start-up, not the first question).
 QA_READER_THREADS = env_int("QA_READER_THREADS", 1, minimum=0)

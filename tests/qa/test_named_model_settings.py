@@ -1,0 +1,51 @@
+"""QA_NLI_MODEL and QA_SPAN_READER_MODEL: the site loads what they name, and a name that cannot load
+stops `manage.py check` and the worker's start with the setting named."""
+
+from __future__ import annotations
+
+import pytest
+
+from groundedqa_site.celery import load_named_models
+from qa import clients
+from tests.qa.pipeline.tiny_models import save_tiny_nli, save_tiny_span_reader
+from tests.test_settings import run_check
+
+
+@pytest.fixture(scope="module")
+def tiny_models(tmp_path_factory):
+    return {
+        "QA_NLI_MODEL": save_tiny_nli(tmp_path_factory.mktemp("nli")),
+        "QA_SPAN_READER_MODEL": save_tiny_span_reader(tmp_path_factory.mktemp("squad2")),
+    }
+
+
+@pytest.mark.parametrize("setting", ["QA_NLI_MODEL", "QA_SPAN_READER_MODEL"])
+def test_manage_py_check_fails_on_a_model_that_cannot_load_naming_the_setting(tmp_path, setting):
+    result = run_check(**{setting: str(tmp_path / "not-a-model")})
+    assert result.returncode != 0
+    assert "qa.E002" in result.stderr
+    assert f"{setting}={tmp_path / 'not-a-model'} could not be loaded" in result.stderr
+
+
+def test_manage_py_check_passes_with_models_that_load(tiny_models):
+    result = run_check(**tiny_models)
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("setting", ["QA_NLI_MODEL", "QA_SPAN_READER_MODEL"])
+def test_a_worker_does_not_start_with_a_model_that_cannot_load(settings, tmp_path, setting):
+    setattr(settings, setting, str(tmp_path / "not-a-model"))
+    with pytest.raises(SystemExit, match=rf"worker not started: {setting}=.*not-a-model could not be loaded"):
+        load_named_models(sender=None)
+
+
+def test_the_sites_model_clients_carry_the_named_models(settings, tiny_models):
+    for setting, path in tiny_models.items():
+        setattr(settings, setting, path)
+    load_named_models(sender=None)  # starts: both load
+    models = clients.model_clients()
+    assert models.nli.name == tiny_models["QA_NLI_MODEL"]
+    assert models.span_reader.name == tiny_models["QA_SPAN_READER_MODEL"]
+    assert 0.0 <= models.nli.entailment([("Oman has 3.2 million people.", "Oman is populous.")])[0] <= 1.0
+    settings.QA_NLI_MODEL = settings.QA_SPAN_READER_MODEL = ""
+    assert clients.model_clients().nli is None and clients.model_clients().span_reader is None
