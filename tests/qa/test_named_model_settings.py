@@ -3,6 +3,8 @@ stops `manage.py check` and the worker's start with the setting named."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from groundedqa_site.celery import load_named_models
@@ -49,3 +51,15 @@ def test_the_sites_model_clients_carry_the_named_models(settings, tiny_models):
     assert 0.0 <= models.nli.entailment([("Oman has 3.2 million people.", "Oman is populous.")])[0] <= 1.0
     settings.QA_NLI_MODEL = settings.QA_SPAN_READER_MODEL = ""
     assert clients.model_clients().nli is None and clients.model_clients().span_reader is None
+
+
+def worker_consuming(*queues):
+    queues_ = SimpleNamespace(consume_from=dict.fromkeys(queues))
+    return SimpleNamespace(app=SimpleNamespace(amqp=SimpleNamespace(queues=queues_)))
+
+
+def test_only_workers_that_answer_load_the_named_models(settings, tmp_path):
+    settings.QA_NLI_MODEL = str(tmp_path / "not-a-model")
+    load_named_models(sender=worker_consuming("maintenance"))  # the maintenance worker starts
+    with pytest.raises(SystemExit, match="QA_NLI_MODEL="):
+        load_named_models(sender=worker_consuming("verification", "generation"))
