@@ -8,7 +8,7 @@ Runs the product's client (``qa.pipeline.llm.LlamaCppLLM``) on a passage of abou
 the passage answer the question?", one generated token, read by probability).
 Each judgement asks a different question, so llama.cpp's prompt cache reuses only
 the shared prefix, as it would across questions about one passage. Writes
-bench/results/local_llm.json. Wall times; the machine's load is printed beside them.
+bench/results/local_llm-threads<N>.json. Wall times; the machine's load is printed beside them.
 """
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> None:
         "judgements": judgements,
     }
     print(json.dumps(result, indent=2))
-    out = Path(__file__).with_name("results") / "local_llm.json"
+    out = Path(__file__).with_name("results") / f"local_llm-threads{args.threads}.json"
     out.write_text(json.dumps(result, indent=2) + "\n")
 
 
