@@ -63,3 +63,29 @@ def test_only_workers_that_answer_load_the_named_models(settings, tmp_path):
     load_named_models(sender=worker_consuming("maintenance"))  # the maintenance worker starts
     with pytest.raises(SystemExit, match="QA_NLI_MODEL="):
         load_named_models(sender=worker_consuming("verification", "generation"))
+
+
+@pytest.mark.django_db
+def test_the_api_trace_carries_the_entailment_and_span_of_each_answer_sentence(
+    settings, tiny_models, analyst, westmere
+):
+    from rest_framework.test import APIClient
+
+    from qa import services
+
+    for setting, path in tiny_models.items():
+        setattr(settings, setting, path)
+    question = services.answer_now(
+        corpus=westmere, text="How many staff did the port authority employ?", preset="default", user=analyst
+    )
+    client = APIClient()
+    client.force_authenticate(analyst)
+    body = client.get(f"/api/questions/{question.pk}/").json()
+    assert body["status"] == "done", body["error"]
+    assert f"verifier: lexical -> nli ({tiny_models['QA_NLI_MODEL']})" in body["trace"]["substitutions"]
+    attempt = body["trace"]["answering"]["attempts"][-1]
+    verdicts = attempt["verification"]["verdicts"]
+    judged = [v["entailment"] for v in verdicts if v["entailment"] is not None]  # cited sentences
+    assert judged and all(0.0 <= p <= 1.0 for p in judged)
+    spans = [(s["text"], v["span"]) for s, v in zip(attempt["sentences"], verdicts, strict=True) if v["span"]]
+    assert spans and all(text[span["start"] : span["end"]] == span["text"] for text, span in spans)
