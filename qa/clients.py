@@ -50,7 +50,9 @@ def get_llm_or_none():
             )
         if not settings.QA_LLM_MODEL:
             raise ConfigurationError("QA_LLM_PROVIDER=llamacpp needs QA_LLM_MODEL, the path of a .gguf file.")
-        return build_llm("llama_cpp", model_path=settings.QA_LLM_MODEL)
+        return build_llm(
+            "llama_cpp", model_path=settings.QA_LLM_MODEL, n_threads=settings.QA_LLM_THREADS or None
+        )
     except LLMError as exc:
         raise ConfigurationError(f"QA_LLM_PROVIDER={provider}: {exc}") from exc
 

@@ -89,3 +89,22 @@ def test_the_api_trace_carries_the_entailment_and_span_of_each_answer_sentence(
     assert judged and all(0.0 <= p <= 1.0 for p in judged)
     spans = [(s["text"], v["span"]) for s, v in zip(attempt["sentences"], verdicts, strict=True) if v["span"]]
     assert spans and all(text[span["start"] : span["end"]] == span["text"] for text, span in spans)
+
+
+@pytest.mark.parametrize("threads, expected", [(1, 1), (0, None)])
+def test_qa_llm_threads_reaches_the_local_llm(settings, monkeypatch, tmp_path, threads, expected):
+    from tests.qa.pipeline.test_llm_clients import FakeServer, fake_params
+
+    module = SimpleNamespace(CommonParams=fake_params, Server=FakeServer)
+    monkeypatch.setitem(__import__("sys").modules, "xllamacpp", module)
+    FakeServer.instances, FakeServer.replies = [], [{"choices": [{"message": {"content": "local"}}]}]
+    gguf = tmp_path / "model.gguf"
+    gguf.write_bytes(b"GGUF")
+    settings.QA_LLM_PROVIDER, settings.QA_LLM_MODEL, settings.QA_LLM_THREADS = "llamacpp", str(gguf), threads
+    clients.get_llm_or_none.cache_clear()
+    try:
+        assert clients.get_llm_or_none().complete([{"role": "user", "content": "hi"}]) == "local"
+    finally:
+        clients.get_llm_or_none.cache_clear()
+    params = FakeServer.instances[0].params
+    assert params.cpuparams.n_threads == params.cpuparams_batch.n_threads == (expected or -1)
