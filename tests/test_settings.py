@@ -31,6 +31,7 @@ def run_check(**env):
         ("QA_LLM_PROVIDER", "gpt-9"),
         ("CHUNK_OVERLAP", "9"),
         ("QA_READER_THREADS", "two"),
+        ("QA_LLM_THREADS", "all"),
     ],
 )
 def test_a_malformed_setting_stops_startup_and_names_the_variable(variable, value):

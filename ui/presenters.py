@@ -234,6 +234,19 @@ def _candidate_table(retrieval: RetrievalStep) -> tuple[list[dict], list[dict]]:
     return first, reranked
 
 
+def _span_parts(text: str, verdict) -> tuple[str, str, str] | None:
+    """The sentence cut around the reader's answer span (QA_SPAN_READER_MODEL), for highlighting;
+    None without a span or when the span no longer fits the text."""
+    span = getattr(verdict, "span", None)
+    if (
+        span is None
+        or not 0 <= span.start < span.end <= len(text)
+        or text[span.start : span.end] != span.text
+    ):
+        return None
+    return text[: span.start], span.text, text[span.end :]
+
+
 def _attempt_view(attempt: Attempt, passages: dict[str, dict]) -> dict:
     verdicts = attempt.verification.verdicts if attempt.verification else ()
     sentences = [
@@ -242,6 +255,7 @@ def _attempt_view(attempt: Attempt, passages: dict[str, dict]) -> dict:
             "citations": list(sentence.citations),
             "support": sentence.support or "",
             "verdict": verdicts[index] if index < len(verdicts) else None,
+            "span_parts": _span_parts(sentence.text, verdicts[index] if index < len(verdicts) else None),
         }
         for index, sentence in enumerate(attempt.sentences or attempt.generation.sentences)
     ]

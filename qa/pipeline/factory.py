@@ -15,12 +15,14 @@ from dataclasses import dataclass, replace
 
 from qa.pipeline.answering import AnswerParts, build_answer_parts
 from qa.pipeline.answering_config import AnswerConfig
+from qa.pipeline.nli import NLIVerifier
 from qa.pipeline.pairwise import LLMPairwiseReranker
 from qa.pipeline.presets import PipelineConfig
-from qa.pipeline.protocols import LLM, CorpusIndex, Embedder, Retriever
+from qa.pipeline.protocols import LLM, CorpusIndex, Embedder, EntailmentModel, Retriever, SpanReader
 from qa.pipeline.rechunk import RechunkedIndex
 from qa.pipeline.rerank import EvidenceReranker, Reranker
 from qa.pipeline.retrievers import RetrieverModels, build_retriever
+from qa.pipeline.spans import SpanReadingVerifier
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,11 @@ class ModelClients:
     # them (a corpus re-embedded with its own model). ``embedder`` still serves the stages that
     # compare texts they encode themselves (citations, verification), whose thresholds are its own.
     search_embedder: Embedder | None = None
+    # Models a user named (QA_NLI_MODEL, QA_SPAN_READER_MODEL), loaded by the caller: the NLI
+    # model labels claim support in place of the lexical verifier; the span reader marks the
+    # exact answer in each answer sentence.
+    nli: EntailmentModel | None = None
+    span_reader: SpanReader | None = None
 
     @property
     def searcher(self) -> Embedder:
@@ -70,6 +77,8 @@ def build_pipeline(config: PipelineConfig, *, index: CorpusIndex, clients: Model
         answer_notes = []  # answered by the LLM alone, or not at all: nothing stands in
     else:
         parts = build_answer_parts(answer_config, clients.embedder, clients.llm)
+        parts, model_notes = _with_named_models(parts, clients)
+        answer_notes = answer_notes + model_notes
         retriever = build_retriever(config.retrieval.retriever_spec, index, RetrieverModels(clients.searcher))
     return Pipeline(
         config=config,
@@ -102,6 +111,19 @@ def _reranker(
         note = f"reranker: cross-encoder -> evidence ({clients.no_cross_encoder})"
         return EvidenceReranker(index, clients.searcher), [note]
     return EvidenceReranker(index, clients.searcher), []
+
+
+def _with_named_models(parts: AnswerParts, clients: ModelClients) -> tuple[AnswerParts, list[str]]:
+    """The answer parts with the user's named models in place; the notes say what replaced what,
+    so the run names the model that labelled its sentences. A preset that asks for the LLM
+    verifier keeps it: the NLI model replaces only the lexical one."""
+    verifier, notes = parts.verifier, []
+    if clients.nli is not None and parts.config.verifier == "lexical":
+        verifier = NLIVerifier(clients.nli, lexical=verifier)
+        notes.append(f"verifier: lexical -> nli ({clients.nli.name})")
+    if clients.span_reader is not None:
+        verifier = SpanReadingVerifier(verifier, clients.span_reader)
+    return replace(parts, verifier=verifier), notes
 
 
 def effective_answer_config(config: AnswerConfig, llm: LLM | None) -> tuple[AnswerConfig, list[str]]:

@@ -1,5 +1,9 @@
 """LLM clients that satisfy ``protocols.LLM``: Groq, any OpenAI-compatible server, llama.cpp.
 
+Besides ``complete``, each answers a yes/no question by probability
+(``yes_probability``): one generated token, read from the server's token
+log-probabilities rather than from its text, so a judge costs one short prompt.
+
 Every failure leaves as ``LLMError`` (or its subclass ``LLMUnavailable`` when the
 service cannot be used right now), so callers catch one family. Transient
 failures (``retryable``) are retried inside the client, with backoff; what still
@@ -10,7 +14,7 @@ SDK and server messages are redacted and truncated before they are raised.
 
 from __future__ import annotations
 
-import atexit
+import math
 import threading
 import time
 from collections.abc import Sequence
@@ -60,6 +64,47 @@ def _content_of(payload: Any, provider: str) -> str:
     return content or ""
 
 
+YES_TOKENS = frozenset({"yes"})
+NO_TOKENS = frozenset({"no"})
+
+
+def yes_probability_of(payload: Any, provider: str) -> float:
+    """P(yes) / (P(yes) + P(no)) over the first generated token's top log-probabilities.
+
+    Tokens count case- and space-insensitively ("Yes", " yes", "YES"). A side missing from
+    the top list is given an upper bound of its own probability (the smallest listed, or the
+    mass the list leaves over when that is less), so a reply sure of "yes" reads close to 1
+    without dividing by zero. Raises ``LLMError`` when
+    the server returned no log-probabilities (a server or model without them) or when
+    neither yes nor no is among the top tokens (the model did not answer the question).
+    """
+    if not isinstance(payload, dict):
+        payload = payload.model_dump() if hasattr(payload, "model_dump") else {}
+    try:
+        first = payload["choices"][0]["logprobs"]["content"][0]
+        top = first.get("top_logprobs") or [first]
+        ranked = [(str(t["token"]).strip().lower(), float(t["logprob"])) for t in top]
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError):
+        raise LLMError(
+            f"{provider} returned no token log-probabilities (the server or model may not support "
+            "logprobs/top_logprobs)"
+        ) from None
+    probabilities = [(token, math.exp(logprob)) for token, logprob in ranked]
+    yes = sum(p for token, p in probabilities if token in YES_TOKENS)
+    no = sum(p for token, p in probabilities if token in NO_TOKENS)
+    if not yes and not no:
+        shown = ", ".join(repr(token) for token, _ in ranked[:5])
+        raise LLMError(f"{provider} answered neither yes nor no (top tokens: {shown})")
+    listed = [p for _, p in probabilities]
+    floor = max(min(min(listed), 1.0 - sum(listed)), 1e-12)
+    yes, no = yes or floor, no or floor
+    return yes / (yes + no)
+
+
+def _yes_no_body(top_logprobs: int) -> dict[str, Any]:
+    return {"temperature": 0.0, "max_tokens": 1, "logprobs": True, "top_logprobs": top_logprobs}
+
+
 class GroqLLM:
     """Groq's hosted models through the ``groq`` SDK (which retries 429/5xx itself)."""
 
@@ -87,11 +132,17 @@ class GroqLLM:
     def complete(
         self, messages: Sequence[dict[str, str]], *, temperature: float = 0.0, max_tokens: int = 512
     ) -> str:
+        response = self._create(messages, temperature=temperature, max_tokens=max_tokens)
+        return _content_of(response, "Groq")
+
+    def yes_probability(self, messages: Sequence[dict[str, str]], *, top_logprobs: int = 10) -> float:
+        """Groq documents logprobs for some models only: the others fail here with LLMError."""
+        return yes_probability_of(self._create(messages, **_yes_no_body(top_logprobs)), self.name)
+
+    def _create(self, messages: Sequence[dict[str, str]], **options: Any) -> Any:
         groq = self._groq
         try:
-            response = self._client.chat.completions.create(
-                model=self.model, messages=list(messages), temperature=temperature, max_tokens=max_tokens
-            )
+            return self._client.chat.completions.create(model=self.model, messages=list(messages), **options)
         except (groq.AuthenticationError, groq.PermissionDeniedError) as exc:
             raise LLMUnavailable(
                 f"Groq rejected the API key (HTTP {exc.status_code}): {_clean(exc.message, self._secret)}",
@@ -109,7 +160,6 @@ class GroqLLM:
             ) from None
         except (groq.APIError, ValueError) as exc:  # response validation, undecodable JSON
             raise LLMError(f"Groq returned a malformed response: {_clean(exc, self._secret)}") from None
-        return _content_of(response, "Groq")
 
 
 class OpenAICompatibleLLM:
@@ -146,13 +196,15 @@ class OpenAICompatibleLLM:
     def complete(
         self, messages: Sequence[dict[str, str]], *, temperature: float = 0.0, max_tokens: int = 512
     ) -> str:
-        body = {
-            "model": self.model,
-            "messages": list(messages),
-            "temperature": temperature,
-            "max_tokens": max_tokens,
-            "stream": False,
-        }
+        body = {"messages": list(messages), "temperature": temperature, "max_tokens": max_tokens}
+        return _content_of(self._post_with_retries(body), self.name)
+
+    def yes_probability(self, messages: Sequence[dict[str, str]], *, top_logprobs: int = 10) -> float:
+        body = {"messages": list(messages), **_yes_no_body(top_logprobs)}
+        return yes_probability_of(self._post_with_retries(body), self.name)
+
+    def _post_with_retries(self, body: dict[str, Any]) -> Any:
+        body = {"model": self.model, **body, "stream": False}
         for attempt in range(self._max_retries + 1):
             try:
                 return self._post(body)
@@ -162,7 +214,7 @@ class OpenAICompatibleLLM:
                 time.sleep(self._backoff * 2**attempt)
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _post(self, body: dict) -> str:
+    def _post(self, body: dict) -> Any:
         try:
             response = self._client.post(self._url, json=body)
         except httpx.TimeoutException:
@@ -183,15 +235,21 @@ class OpenAICompatibleLLM:
             payload = response.json()
         except ValueError:
             raise LLMError(f"{self.name} returned a response that is not JSON: {excerpt[:80]}") from None
-        return _content_of(payload, self.name)
+        return payload
+
+
+XLLAMACPP_REQUIREMENT = "xllamacpp==2026.10.11549"
 
 
 class LlamaCppLLM:
-    """A local GGUF model through llama-cpp-python, imported only when this class is used.
+    """A local GGUF model through xllamacpp's in-process llama.cpp server, imported only when used.
 
-    The model loads on first use, not in the constructor, so building the
-    client is cheap; the constructor still checks that the package and the file
-    exist so that misconfiguration fails at start-up with a readable message.
+    xllamacpp is a prebuilt wheel (seconds to install) where llama-cpp-python compiled for
+    minutes. Its server speaks the OpenAI chat format, token log-probabilities included, so
+    this client reads replies as the HTTP clients do. The model loads on first use, not in
+    the constructor, so building the client is cheap; the constructor still checks that the
+    package and the file exist so that misconfiguration fails at start-up with a readable
+    message.
     """
 
     def __init__(
@@ -204,43 +262,67 @@ class LlamaCppLLM:
         verbose: bool = False,
     ) -> None:
         try:
-            from llama_cpp import Llama
+            import xllamacpp
         except ImportError as exc:
             raise LLMError(
-                "the local GGUF provider needs llama-cpp-python, which is not installed: "
-                "pip install llama-cpp-python==0.3.36 (it compiles from source, ~7 minutes)"
+                "the local GGUF provider needs xllamacpp, which is not installed: "
+                f"pip install {XLLAMACPP_REQUIREMENT} (a prebuilt wheel; `make local-llm` installs it)"
             ) from exc
         self.model_path = Path(model_path)
         if not self.model_path.is_file():
             raise LLMError(f"GGUF model file not found: {self.model_path}")
         self.name = f"llama-cpp:{self.model_path.name}"
-        self._llama_class = Llama
+        self._xllamacpp = xllamacpp
         self._options = {"n_ctx": n_ctx, "n_threads": n_threads, "seed": seed, "verbose": verbose}
-        self._model: Any = None
-        # One Llama object holds one KV cache: concurrent calls would corrupt it.
+        self._server: Any = None
         self._lock = threading.Lock()
+
+    def _params(self) -> Any:
+        params = self._xllamacpp.CommonParams()
+        params.model.path = str(self.model_path)
+        params.n_ctx = self._options["n_ctx"]
+        # One slot: a worker process answers one question at a time, and each extra slot
+        # reserves another n_ctx of KV cache.
+        params.n_parallel = 1
+        params.sampling.seed = self._options["seed"]
+        if self._options["n_threads"]:
+            params.cpuparams.n_threads = self._options["n_threads"]
+            params.cpuparams_batch.n_threads = self._options["n_threads"]
+        if not self._options["verbose"]:
+            params.verbosity = 0  # errors and warnings only: the server logs every request otherwise
+        return params
+
+    def _chat(self, body: dict[str, Any]) -> dict[str, Any]:
+        # The server queues requests itself; the lock only keeps two threads from loading twice.
+        with self._lock:
+            if self._server is None:
+                try:
+                    self._server = self._xllamacpp.Server(self._params())
+                except (ValueError, RuntimeError, OSError) as exc:
+                    message = f"llama.cpp could not load {self.model_path}: {_clean(exc, None)}"
+                    raise LLMError(message) from None
+            server = self._server
+        try:
+            result = server.handle_chat_completions(body)
+        except (ValueError, RuntimeError) as exc:
+            raise LLMError(f"llama.cpp failed: {_clean(exc, None)}") from None
+        if isinstance(result, dict) and "error" in result:
+            # e.g. a prompt longer than n_ctx: the server answers with an OpenAI-style error
+            error = result["error"]
+            detail = error.get("message", error) if isinstance(error, dict) else error
+            raise LLMError(f"llama.cpp refused the request: {_clean(detail, None)}")
+        return result
 
     def complete(
         self, messages: Sequence[dict[str, str]], *, temperature: float = 0.0, max_tokens: int = 512
     ) -> str:
-        with self._lock:
-            if self._model is None:
-                try:
-                    self._model = self._llama_class(model_path=str(self.model_path), **self._options)
-                except (ValueError, RuntimeError, OSError) as exc:
-                    message = f"llama.cpp could not load {self.model_path}: {_clean(exc, None)}"
-                    raise LLMError(message) from None
-                # Free it before interpreter shutdown: llama-cpp-python's own finaliser
-                # runs after its modules are torn down and prints a traceback.
-                if hasattr(self._model, "close"):
-                    atexit.register(self._model.close)
-            try:
-                result = self._model.create_chat_completion(
-                    messages=list(messages), temperature=temperature, max_tokens=max_tokens
-                )
-            except (ValueError, RuntimeError) as exc:  # e.g. prompt longer than n_ctx
-                raise LLMError(f"llama.cpp failed: {_clean(exc, None)}") from None
-        return _content_of(result, self.name)
+        body = {"messages": list(messages), "temperature": temperature, "max_tokens": max_tokens}
+        return _content_of(self._chat(body), self.name)
+
+    def yes_probability(self, messages: Sequence[dict[str, str]], *, top_logprobs: int = 10) -> float:
+        body = {"messages": list(messages), "temperature": 0.0, "max_tokens": 1}
+        body.update(logprobs=True, top_logprobs=top_logprobs)
+        return yes_probability_of(self._chat(body), self.name)
 
 
 def build_llm(provider: str, **options: Any):

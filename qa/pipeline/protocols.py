@@ -38,6 +38,25 @@ class CrossEncoder(Protocol):
         """Return one relevance score per (query, passage) pair; higher is better."""
 
 
+class EntailmentModel(Protocol):
+    """An NLI / grounding classifier a user names (QA_NLI_MODEL): ``qa.pipeline.nli``."""
+
+    name: str
+
+    def entailment(self, pairs: Sequence[tuple[str, str]]) -> Sequence[float]:
+        """P(premise entails hypothesis) for each (premise, hypothesis) pair."""
+
+
+class SpanReader(Protocol):
+    """An extractive question-answering model a user names (QA_SPAN_READER_MODEL): ``qa.pipeline.spans``."""
+
+    name: str
+
+    def best_spans(self, question: str, contexts: Sequence[str]) -> Sequence[tuple[int, int, float] | None]:
+        """Per context, the answer's (start, end) character offsets and its score over the
+        no-answer option; None where the reader prefers no answer."""
+
+
 class LLM(Protocol):
     name: str
 
@@ -45,6 +64,11 @@ class LLM(Protocol):
         self, messages: Sequence[dict[str, str]], *, temperature: float = 0.0, max_tokens: int = 512
     ) -> str:
         """Return the assistant's reply to a chat (``[{"role", "content"}]``)."""
+
+    def yes_probability(self, messages: Sequence[dict[str, str]], *, top_logprobs: int = 10) -> float:
+        """P("yes") against P("no") as the reply's first token, read from the model's token
+        log-probabilities (a chat that asks a yes/no question); ``LLMError`` where the server
+        gives none."""
 
 
 class CorpusIndex(Protocol):

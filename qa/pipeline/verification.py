@@ -39,11 +39,28 @@ from qa.pipeline.types import PARTIAL, SUPPORTED, UNSUPPORTED, Passage, SourceSe
 
 
 @dataclass(frozen=True)
+class AnswerSpan:
+    """The exact answer inside an answer sentence, as an extractive reader found it (``qa.pipeline.spans``).
+
+    ``start``/``end`` are character offsets into the sentence's text; ``score`` is the span's
+    start+end logit over the reader's no-answer logit (positive: the reader prefers the span)."""
+
+    start: int
+    end: int
+    text: str
+    score: float
+
+
+@dataclass(frozen=True)
 class Verdict:
     label: SupportLabel
     reason: str = ""
     coverage: float | None = None
     similarity: float | None = None
+    # P(the cited text entails the sentence) from the NLI model named by QA_NLI_MODEL (qa.pipeline.nli).
+    entailment: float | None = None
+    # The exact answer in the sentence, from the reader named by QA_SPAN_READER_MODEL (qa.pipeline.spans).
+    span: AnswerSpan | None = None
 
 
 @dataclass(frozen=True)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import sys
 import threading
 import types
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 
@@ -220,55 +222,208 @@ def test_openai_compatible_null_content_is_empty_string():
         assert openai_client(server.url).complete(MESSAGES) == ""
 
 
-# --- llama.cpp --------------------------------------------------------------
+# --- yes/no by token log-probabilities -----------------------------------------
+
+# Recorded from xllamacpp's server with Qwen2.5-Coder-1.5B-Instruct (Q4_K_M), asked whether
+# "Oman has 4.6 million people." answers "What is the population of Oman?" (max_tokens 1,
+# top_logprobs 5); llama.cpp's server, vLLM and OpenAI return the same shape.
+RECORDED_YES_NO = {
+    "choices": [
+        {
+            "finish_reason": "length",
+            "index": 0,
+            "message": {"role": "assistant", "content": "Yes"},
+            "logprobs": {
+                "content": [
+                    {
+                        "id": 9454,
+                        "token": "Yes",
+                        "logprob": -0.03527334704995155,
+                        "top_logprobs": [
+                            {"id": 9454, "token": "Yes", "logprob": -0.03527334704995155},
+                            {"id": 9693, "token": "yes", "logprob": -3.791893720626831},
+                            {"id": 2753, "token": "No", "logprob": -4.663605690002441},
+                            {"id": 14004, "token": "YES", "logprob": -7.690361022949219},
+                            {"id": 10061, "token": "Let", "logprob": -7.78325080871582},
+                        ],
+                    }
+                ]
+            },
+        }
+    ],
+    "usage": {"completion_tokens": 1, "prompt_tokens": 62, "total_tokens": 63},
+}
+# "Yes" + "yes" + "YES" against "No", each exp(logprob).
+RECORDED_P_YES = (0.96534 + 0.02257 + 0.00046) / (0.96534 + 0.02257 + 0.00046 + 0.00944)
+JUDGE = [{"role": "user", "content": "Passage: Oman has 4.6 million people.\nDoes it answer? yes or no."}]
+
+
+def with_top(tokens):
+    """A completion whose first token's top log-probabilities are ``tokens`` [(text, logprob)]."""
+    top = [{"token": t, "logprob": lp} for t, lp in tokens]
+    choice = {"index": 0, "message": {"role": "assistant", "content": tokens[0][0]}}
+    choice["logprobs"] = {"content": [{"token": tokens[0][0], "logprob": tokens[0][1], "top_logprobs": top}]}
+    return {"choices": [choice]}
+
+
+def test_openai_compatible_yes_probability_asks_for_one_token_with_logprobs():
+    with FakeChatServer([(200, RECORDED_YES_NO)]) as server:
+        p_yes = openai_client(server.url).yes_probability(JUDGE, top_logprobs=5)
+    assert p_yes == pytest.approx(RECORDED_P_YES, abs=1e-3)
+    body = server.requests[0]["body"]
+    assert body["logprobs"] is True and body["top_logprobs"] == 5
+    assert body["max_tokens"] == 1 and body["temperature"] == 0
+    assert body["messages"] == JUDGE and body["model"] == "qwen2.5"
+
+
+def test_groq_yes_probability_reads_the_sdk_response():
+    no_sure = with_top([("No", -0.05), (" no", -3.5), ("Yes", -4.0), ("The", -6.0)])
+    with FakeChatServer([(200, no_sure)]) as server:
+        p_yes = groq_client(server.url).yes_probability(JUDGE)
+    assert p_yes == pytest.approx(0.0183 / (0.0183 + 0.9512 + 0.0302), abs=1e-3)
+    body = server.requests[0]["body"]
+    assert body["logprobs"] is True and body["top_logprobs"] == 10 and body["max_tokens"] == 1
+
+
+@pytest.mark.parametrize(
+    "tokens, low, high",
+    [
+        # "no" absent from the top list: its probability is bounded by the least listed one
+        ([("Yes", -0.01), ("yes", -5.0), ("Sure", -9.0)], 0.999, 1.0),
+        ([("no", -0.01), ("NO", -6.0), ("Maybe", -8.0)], 0.0, 0.001),
+        # only the chosen token, no top list: the rest of the mass bounds the other side
+        ([("Yes", -0.2231)], 0.79, 0.81),
+        ([(" Yes", -0.6931), (" No", -0.6931)], 0.499, 0.501),
+    ],
+)
+def test_yes_probability_from_the_top_tokens(tokens, low, high):
+    with FakeChatServer([(200, with_top(tokens))]) as server:
+        assert low <= openai_client(server.url).yes_probability(JUDGE) <= high
+
+
+def test_a_server_without_logprobs_is_a_clear_error():
+    with FakeChatServer([(200, RECORDED_COMPLETION)]) as server:
+        with pytest.raises(LLMError, match="no token log-probabilities"):
+            openai_client(server.url).yes_probability(JUDGE)
+
+
+def test_a_reply_that_is_neither_yes_nor_no_is_an_error_naming_what_it_said():
+    with FakeChatServer([(200, with_top([("The", -0.1), ("Based", -2.5)]))]) as server:
+        with pytest.raises(LLMError, match="neither yes nor no.*'the'"):
+            openai_client(server.url).yes_probability(JUDGE)
+
+
+# --- llama.cpp (xllamacpp) ------------------------------------------------------
 
 
 def test_llama_cpp_missing_package_gives_install_hint(monkeypatch, tmp_path):
-    monkeypatch.setitem(sys.modules, "llama_cpp", None)  # makes `import llama_cpp` raise ImportError
-    with pytest.raises(LLMError, match="llama-cpp-python"):
+    monkeypatch.setitem(sys.modules, "xllamacpp", None)  # makes `import xllamacpp` raise ImportError
+    with pytest.raises(LLMError, match=r"xllamacpp==2026\.10\.11549"):
         LlamaCppLLM(tmp_path / "model.gguf")
 
 
-class FakeLlama:
-    instances: list[FakeLlama] = []
+class FakeServer:
+    """Stands in for xllamacpp.Server: records the parameters it was built with and each request."""
 
-    def __init__(self, model_path, **options):
-        self.model_path = model_path
-        self.options = options
-        self.calls = []
-        FakeLlama.instances.append(self)
+    instances: list[FakeServer] = []
+    replies: list[dict] = []
 
-    def create_chat_completion(self, messages, temperature, max_tokens):
-        self.calls.append({"messages": messages, "temperature": temperature, "max_tokens": max_tokens})
-        return {"choices": [{"message": {"role": "assistant", "content": "local answer [1]"}}]}
+    def __init__(self, params):
+        if params.model.path.endswith("corrupt.gguf"):
+            raise RuntimeError("Failed to init server, please check the input params.")
+        self.params = params
+        self.requests = []
+        FakeServer.instances.append(self)
+
+    def handle_chat_completions(self, body):
+        self.requests.append(body)
+        return FakeServer.replies[min(len(self.requests), len(FakeServer.replies)) - 1]
+
+
+def fake_params():
+    params = types.SimpleNamespace(n_ctx=0, n_parallel=4, verbosity=3)
+    params.model = types.SimpleNamespace(path="")
+    params.sampling = types.SimpleNamespace(seed=-1)
+    params.cpuparams = types.SimpleNamespace(n_threads=-1)
+    params.cpuparams_batch = types.SimpleNamespace(n_threads=-1)
+    return params
 
 
 @pytest.fixture
-def fake_llama_cpp(monkeypatch):
-    FakeLlama.instances = []
-    module = types.ModuleType("llama_cpp")
-    module.Llama = FakeLlama
-    monkeypatch.setitem(sys.modules, "llama_cpp", module)
+def fake_xllamacpp(monkeypatch):
+    FakeServer.instances = []
+    FakeServer.replies = [{"choices": [{"message": {"role": "assistant", "content": "local answer [1]"}}]}]
+    module = types.ModuleType("xllamacpp")
+    module.CommonParams = fake_params
+    module.Server = FakeServer
+    monkeypatch.setitem(sys.modules, "xllamacpp", module)
     return module
 
 
-def test_llama_cpp_missing_model_file_names_the_path(fake_llama_cpp, tmp_path):
+def test_llama_cpp_missing_model_file_names_the_path(fake_xllamacpp, tmp_path):
     missing = tmp_path / "absent.gguf"
     with pytest.raises(LLMError, match="absent.gguf"):
         LlamaCppLLM(missing)
 
 
-def test_llama_cpp_loads_lazily_once_and_passes_temperature(fake_llama_cpp, tmp_path):
+def test_llama_cpp_loads_lazily_once_and_passes_temperature(fake_xllamacpp, tmp_path):
     model_file = tmp_path / "qwen.gguf"
     model_file.write_bytes(b"GGUF")
-    llm = LlamaCppLLM(model_file, n_ctx=2048)
-    assert FakeLlama.instances == []  # nothing loaded until the first call
+    llm = LlamaCppLLM(model_file, n_ctx=2048, n_threads=2)
+    assert FakeServer.instances == []  # nothing loaded until the first call
     assert llm.complete(MESSAGES, temperature=0.0, max_tokens=50) == "local answer [1]"
     llm.complete(MESSAGES)
-    assert len(FakeLlama.instances) == 1
-    call = FakeLlama.instances[0].calls[0]
-    assert call == {"messages": MESSAGES, "temperature": 0.0, "max_tokens": 50}
-    assert FakeLlama.instances[0].options["n_ctx"] == 2048
+    assert len(FakeServer.instances) == 1
+    server = FakeServer.instances[0]
+    assert server.requests[0] == {"messages": MESSAGES, "temperature": 0.0, "max_tokens": 50}
+    assert server.params.model.path == str(model_file)
+    assert server.params.n_ctx == 2048
+    assert server.params.cpuparams.n_threads == server.params.cpuparams_batch.n_threads == 2
+
+
+def test_llama_cpp_yes_probability_reads_the_servers_logprobs(fake_xllamacpp, tmp_path):
+    model_file = tmp_path / "qwen.gguf"
+    model_file.write_bytes(b"GGUF")
+    FakeServer.replies = [RECORDED_YES_NO]
+    assert LlamaCppLLM(model_file).yes_probability(JUDGE) == pytest.approx(RECORDED_P_YES, abs=1e-3)
+    request = FakeServer.instances[0].requests[0]
+    assert request["logprobs"] is True and request["top_logprobs"] == 10 and request["max_tokens"] == 1
+
+
+def test_llama_cpp_error_reply_and_unloadable_model_are_llm_errors(fake_xllamacpp, tmp_path):
+    model_file = tmp_path / "qwen.gguf"
+    model_file.write_bytes(b"GGUF")
+    too_long = {"error": {"code": 400, "message": "the request exceeds the available context size"}}
+    FakeServer.replies = [too_long]
+    with pytest.raises(LLMError, match="refused the request: the request exceeds the available context"):
+        LlamaCppLLM(model_file).complete(MESSAGES)
+    corrupt = tmp_path / "corrupt.gguf"
+    corrupt.write_bytes(b"GGUFjunk")
+    with pytest.raises(LLMError, match="could not load .*corrupt.gguf"):
+        LlamaCppLLM(corrupt).complete(MESSAGES)
+
+
+LOCAL_GGUF = Path(__file__).resolve().parents[3] / "var/models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+
+
+@pytest.mark.skipif(
+    not LOCAL_GGUF.is_file() or importlib.util.find_spec("xllamacpp") is None,
+    reason="the local model is optional: `make local-llm` installs xllamacpp and assembles it",
+)
+def test_the_local_model_answers_and_judges_through_xllamacpp():
+    llm = LlamaCppLLM(LOCAL_GGUF, n_ctx=1024, n_threads=2)
+    passage = "Oman has 4.6 million people."
+    reply = llm.complete(
+        [{"role": "user", "content": f"{passage} What is the population of Oman? Answer in one sentence."}],
+        max_tokens=24,
+    )
+    assert "4.6" in reply
+
+    def judge(question):
+        ask = f"Passage: {passage}\nQuestion: {question}\nDoes the passage answer the question? Yes or no."
+        return llm.yes_probability([{"role": "user", "content": ask}])
+
+    assert judge("What is Oman's population?") > 0.5 > judge("What is the capital of Peru?")
 
 
 def test_build_llm_rejects_unknown_provider():
