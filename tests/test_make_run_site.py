@@ -1,0 +1,104 @@
+"""The site as `make run` serves it, reached over HTTP as a colleague's browser or script would.
+
+gunicorn runs with the launcher's own command and environment: DEBUG unset (off), the secret
+key made under the var folder, static files collected and served by WhiteNoise, plain HTTP.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+
+import httpx
+import pytest
+
+from groundedqa_site import launcher
+from tests.conftest import REPO, wait_for
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _accepts(port: int) -> bool:
+    with socket.socket() as probe:
+        return probe.connect_ex(("127.0.0.1", port)) == 0
+
+
+def make_run_environment(var_dir, database_name: str, broker_dir) -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in ("DEBUG", "SECRET_KEY", "DJANGO_SETTINGS_MODULE")}
+    env.update(
+        DJANGO_SETTINGS_MODULE="groundedqa_site.settings",
+        GROUNDEDQA_VAR_DIR=str(var_dir),
+        GROUNDEDQA_DATABASE_NAME=database_name,
+        CELERY_BROKER_URL="filesystem://",
+        CELERY_BROKER_DIR=str(broker_dir),
+        **{name: "0" for name in launcher.HTTPS_ONLY_SETTINGS},
+    )
+    return env
+
+
+@pytest.fixture(scope="module")
+def make_run_site(django_db_setup, broker_dir, tmp_path_factory):
+    """The web server `make run` starts, on a free port, reading the test database."""
+    from django.db import connection
+
+    var_dir = tmp_path_factory.mktemp("make-run-var")
+    env = make_run_environment(var_dir, connection.settings_dict["NAME"], broker_dir)
+    collected = subprocess.run(
+        [sys.executable, "manage.py", "collectstatic", "--noinput", "--verbosity", "0"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert collected.returncode == 0, collected.stderr
+    port = _free_port()
+    command = launcher.web_server_command(sys.executable)
+    command[command.index("--bind") + 1] = f"127.0.0.1:{port}"
+    log = var_dir / "web.log"
+    with open(log, "wb") as out:
+        server = subprocess.Popen(command, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        wait_for(lambda: _accepts(port) or server.poll() is not None, timeout=120, message="gunicorn")
+        assert server.poll() is None, log.read_text()
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def test_a_missing_page_is_the_friendly_404_with_no_debug_listing(make_run_site):
+    response = httpx.get(f"{make_run_site}/no-such-page/")
+    assert response.status_code == 404
+    assert "Page not found" in response.text
+    assert "URLconf" not in response.text and "DEBUG = True" not in response.text
+
+
+@pytest.mark.parametrize("path", ["/api/corpora/null,null/", "/api/questions/abc/", "/api/answers/16/x/"])
+def test_every_api_error_is_json(make_run_site, path):
+    response = httpx.get(f"{make_run_site}{path}")
+    assert response.status_code == 404
+    assert response.headers["content-type"] == "application/json"
+    assert response.json() == {"detail": f"No such resource: {path}"}
+
+
+def test_an_api_request_without_credentials_is_json_401(make_run_site):
+    response = httpx.get(f"{make_run_site}/api/corpora/")
+    assert response.status_code == 401
+    assert response.json() == {"detail": "Authentication credentials were not provided."}
+
+
+def test_the_sign_in_page_is_served_over_plain_http_with_hashed_cacheable_static_files(make_run_site):
+    page = httpx.get(f"{make_run_site}/login/")
+    assert page.status_code == 200  # no redirect to https: make run has no TLS in front
+    stylesheet = re.search(r'href="(/static/ui/app\.[0-9a-f]{12}\.css)"', page.text)
+    assert stylesheet, "the page links the collected, content-hashed stylesheet"
+    css = httpx.get(f"{make_run_site}{stylesheet.group(1)}")
+    assert css.status_code == 200 and "max-age=315360000" in css.headers["cache-control"]
