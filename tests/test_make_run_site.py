@@ -102,3 +102,47 @@ def test_the_sign_in_page_is_served_over_plain_http_with_hashed_cacheable_static
     assert stylesheet, "the page links the collected, content-hashed stylesheet"
     css = httpx.get(f"{make_run_site}{stylesheet.group(1)}")
     assert css.status_code == 200 and "max-age=315360000" in css.headers["cache-control"]
+
+
+@pytest.mark.worker
+def test_the_readmes_api_steps_ask_and_wait_for_a_cited_answer(
+    make_run_site, celery_worker_process, transactional_db, embedder, broker_dir, tmp_path
+):
+    """scripts/first_hour.sh is the README's "Ask through the API" section: a token from the
+    command the README names, then list, ask, wait and read the answer with curl."""
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+
+    from tests.factories import CorpusFactory, TeamFactory
+    from tests.ui.conftest import DEMO_CORPUS, ingest_in_process
+
+    team = TeamFactory(name="Analysts")
+    analyst = get_user_model().objects.create_user("maria", password="correct horse battery")
+    team.members.add(analyst)
+    corpus = CorpusFactory(team=team, name="demo")
+    ingest_in_process(corpus, embedder, sorted(DEMO_CORPUS.glob("*.txt")))
+
+    env = make_run_environment(tmp_path / "var", connection.settings_dict["NAME"], broker_dir)
+    made = subprocess.run(
+        [sys.executable, "manage.py", "drf_create_token", "maria"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert made.returncode == 0, made.stderr
+    token = made.stdout.strip().splitlines()[-1].split(" ")[2]
+
+    run = subprocess.run(
+        ["sh", "scripts/first_hour.sh", "demo", "How many containers did the port handle in 2024?"],
+        cwd=REPO,
+        env={"PATH": os.environ["PATH"], "GROUNDEDQA_URL": make_run_site, "GROUNDEDQA_TOKEN": token},
+        capture_output=True,
+        text=True,
+        timeout=400,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert f"  {corpus.pk}  demo  (3 of 3 documents ready)" in run.stdout
+    assert "Answer (answerable): The Port of Westmere handled 4.2 million containers in 2024" in run.stdout
+    assert "  [harbor-authority-report, " in run.stdout
