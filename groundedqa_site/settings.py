@@ -212,7 +212,7 @@ STORAGES = {
 }
 
 # --- Security when DEBUG is off ------------------------------------------------
-# `python manage.py check --deploy` is clean with the production environment the README
+# `python manage.py check --deploy` is clean with the production environment docs/deployment.md
 # documents. Behind a TLS-terminating proxy set SECURE_PROXY_SSL_HEADER_NAME (e.g.
 # HTTP_X_FORWARDED_PROTO) so Django knows the original request was HTTPS.
 SECURE_CONTENT_TYPE_NOSNIFF = True
