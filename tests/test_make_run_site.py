@@ -18,6 +18,9 @@ import pytest
 from groundedqa_site import launcher
 from tests.conftest import REPO, wait_for
 
+# Generated requests per operation over HTTP (the in-process run sends 25).
+LIVE_EXAMPLES = 10
+
 
 def _free_port() -> int:
     with socket.socket() as probe:
@@ -39,6 +42,8 @@ def make_run_environment(var_dir, database_name: str, broker_dir) -> dict:
         CELERY_BROKER_URL="filesystem://",
         CELERY_BROKER_DIR=str(broker_dir),
         **{name: "0" for name in launcher.HTTPS_ONLY_SETTINGS},
+        # The contract test sends a few hundred requests a minute; a 429 would hide what it checks.
+        API_THROTTLE_USER="100000/minute",
     )
     return env
 
@@ -146,3 +151,34 @@ def test_the_readmes_api_steps_ask_and_wait_for_a_cited_answer(
     assert f"  {corpus.pk}  demo  (3 of 3 documents ready)" in run.stdout
     assert "Answer (answerable): The Port of Westmere handled 4.2 million containers in 2024" in run.stdout
     assert "  [harbor-authority-report, " in run.stdout
+
+
+def test_every_api_operation_keeps_its_contract_over_http(make_run_site, transactional_db):
+    """The suite's contract test, sent over HTTP to the server a client reaches, where the
+    in-process run could not see gunicorn, the URL resolver's 404s or the error handlers."""
+    import schemathesis
+    from drf_spectacular.generators import SchemaGenerator
+    from rest_framework.authtoken.models import Token
+
+    from tests.factories import CorpusFactory, TeamFactory, UserFactory
+    from tests.test_api_contract import _exercise
+
+    staff = UserFactory(is_staff=True)
+    team = TeamFactory()
+    team.members.add(staff)
+    CorpusFactory(team=team)
+    token = Token.objects.create(user=staff).key
+    schema = schemathesis.openapi.from_dict(SchemaGenerator().get_schema(request=None, public=True))
+    operations = [result.ok() for result in schema.get_all_operations()]
+    assert len(operations) >= 10
+    failures = [
+        failure
+        for operation in operations
+        if (
+            failure := _exercise(
+                operation, {"Authorization": f"Token {token}"}, base_url=make_run_site, examples=LIVE_EXAMPLES
+            )
+        )
+    ]
+    summary = f"{len(failures)} of {len(operations)} operations broke the contract over HTTP"
+    assert not failures, summary + ":\n\n" + "\n\n".join(failures)
