@@ -67,3 +67,34 @@ def test_the_docs_speak_of_the_project_not_of_work_sessions():
         if re.search(r"\bsession \d", line, flags=re.I)
     ]
     assert mentions == []
+
+
+def _readme_block_after(marker: str) -> str:
+    text = README.read_text(encoding="utf-8")
+    return text.split(marker, 1)[1].split("```\n", 1)[1].split("```", 1)[0]
+
+
+def test_the_readmes_command_for_adding_a_colleague_gives_them_their_teams_corpora(transactional_db):
+    import os
+    import subprocess
+    import sys
+
+    from django.db import connection
+    from django.test import Client
+
+    from tests.factories import CorpusFactory, TeamFactory
+
+    ours = CorpusFactory(team=TeamFactory(name="Analysts"), name="harbour reports")
+    theirs = CorpusFactory(team=TeamFactory(name="Legal"), name="contracts")
+    command = _readme_block_after("The same from the terminal").replace(".venv/bin/python", sys.executable)
+    env = {**os.environ, "GROUNDEDQA_DATABASE_NAME": connection.settings_dict["NAME"]}
+    ran = subprocess.run(
+        ["bash", "-c", command], cwd=REPO, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert ran.returncode == 0, ran.stderr
+
+    client = Client()
+    assert client.login(username="maria", password="a long passphrase")
+    page = client.get("/corpora/").content.decode()
+    assert ours.name in page and theirs.name not in page
+    assert client.get("/operations/").status_code == 403  # an analyst, not staff
