@@ -47,6 +47,10 @@ def bench_environment(**extra: str) -> dict[str, str]:
         TRANSFORMERS_OFFLINE="1",
     )
     env.setdefault("LOG_LEVEL", "WARNING")
+    # The servers a bench starts speak plain HTTP, as `make run`'s does: without these, DEBUG's
+    # default (off) would redirect every request to https (groundedqa_site.launcher.serve_plain_http).
+    for name in ("SECURE_SSL_REDIRECT", "SESSION_COOKIE_SECURE", "CSRF_COOKIE_SECURE"):
+        env.setdefault(name, "0")
     env.update(extra)
     return env
 

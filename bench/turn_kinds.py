@@ -49,7 +49,7 @@ ROWS = CACHE / "mtrag_un_turn_rows.json"
 # passages lack (how many focus words; whether only the rewrite's reading), and the rewrite's view
 # (a reference it could not resolve, things of that kind the passages name, how far into the
 # conversation). ``vague`` is a rule in classify_turn, not an input. Chosen among the sets in
-# ALL_INPUTS (``--inputs all``) by repeated nested CV on train (README, "Conversations (MTRAG-UN)"): fewer
+# ALL_INPUTS (``--inputs all``) by repeated nested CV on train (docs/conversation.md): fewer
 # inputs did better out of fold, with 11 underspecified follow-ups to learn from.
 INPUTS = (
     "answerable",

@@ -112,3 +112,10 @@ class Channel(filesystem.Channel):
 
 class Transport(filesystem.Transport):
     Channel = Channel
+
+    @property
+    def default_connection_params(self):
+        # A folder has no host. kombu's virtual transports default to "localhost", and a
+        # connection made from "filesystem://" then logged "No hostname was supplied" in every
+        # process that sent or consumed a message.
+        return {"port": self.default_port}

@@ -50,6 +50,7 @@ def main() -> int:
     # from a shell that ignores SIGINT for background jobs.
     signal.signal(signal.SIGINT, _interrupt)
     signal.signal(signal.SIGTERM, _interrupt)
+    serve_plain_http()
     embedded_db.start_configured_server()
     call_command("migrate", verbosity=0)
     call_command("createcachetable", verbosity=0)
@@ -72,6 +73,18 @@ def main() -> int:
         stop_children(children)
         if settings.EMBEDDED_PGDATA is not None:
             embedded_db.stop(settings.EMBEDDED_PGDATA)
+
+
+# The web server started here speaks plain HTTP with no TLS proxy in front of it, so the
+# HTTPS-only defaults of DEBUG off (redirect to https, cookies sent over https only) would lock
+# every browser out. Behind a TLS proxy, set them to 1.
+HTTPS_ONLY_SETTINGS = ("SECURE_SSL_REDIRECT", "SESSION_COOKIE_SECURE", "CSRF_COOKIE_SECURE")
+
+
+def serve_plain_http() -> None:
+    """Off unless the environment says otherwise; the children inherit them."""
+    for name in HTTPS_ONLY_SETTINGS:
+        os.environ.setdefault(name, "0")
 
 
 def create_demo_admin(team: Team) -> None:

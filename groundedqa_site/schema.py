@@ -59,7 +59,12 @@ class GroundedQASchema(AutoSchema):
     def _map_serializer_field(self, field, direction, bypass_extensions=False):
         schema = super()._map_serializer_field(field, direction, bypass_extensions)
         # DRF's CharField refuses NUL characters always, and without allow_blank also ""
-        # (and, trimming first, "   "); say so, so a client (and schemathesis) knows.
+        # (and, trimming first, "   "); say so, so a client (and schemathesis) knows. A name
+        # looked up in the database (a team's) refuses NUL too: PostgreSQL cannot read one.
+        if direction == "request" and isinstance(field, serializers.SlugRelatedField):
+            if schema.get("type") == "string" and "pattern" not in schema:
+                schema["pattern"] = r"^[^\x00]*$"
+            return schema
         if direction != "request" or not isinstance(field, serializers.CharField):
             return schema
         if schema.get("type") != "string" or "enum" in schema or "pattern" in schema:

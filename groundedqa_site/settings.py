@@ -9,6 +9,7 @@ variables. A malformed value fails at start-up with ImproperlyConfigured.
 from __future__ import annotations
 
 import os
+import secrets
 from pathlib import Path
 
 import environ
@@ -69,12 +70,39 @@ def env_rate(name: str, default: str) -> str:
     return value
 
 
-DEBUG = env_bool("DEBUG", True)
-SECRET_KEY = os.environ.get("SECRET_KEY", "")
-if not SECRET_KEY:
-    if not DEBUG:
-        raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off.")
-    SECRET_KEY = "insecure-development-key-set-SECRET_KEY-in-production"
+def secret_key_file(path: Path) -> str:
+    """The key kept in ``path``, written there first if there is none.
+
+    Every process of one installation (web threads, workers, commands) must sign with the same
+    key, or sessions and CSRF tokens break between them; a key made per process would do that.
+    The key is linked into place, so two processes starting at once keep one winner's key.
+    """
+    try:
+        return path.read_text(encoding="ascii").strip()
+    except FileNotFoundError:
+        pass
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        draft = path.with_name(f"{path.name}.{os.getpid()}.new")
+        draft.write_text(secrets.token_urlsafe(50), encoding="ascii")
+        draft.chmod(0o600)
+        try:
+            os.link(draft, path)
+        except FileExistsError:
+            pass
+        finally:
+            draft.unlink()
+        return path.read_text(encoding="ascii").strip()
+    except OSError as exc:
+        raise ImproperlyConfigured(
+            f"SECRET_KEY is unset and {path} cannot be written ({exc}); set SECRET_KEY."
+        ) from exc
+
+
+# Off unless asked for: `make run` is then safe to share (no debug pages listing the site's URLs
+# and settings). DEBUG=1 is the development mode: debug pages, static files read from source.
+DEBUG = env_bool("DEBUG", False)
+SECRET_KEY = os.environ.get("SECRET_KEY", "") or secret_key_file(VAR_DIR / "secret_key")
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "testserver"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
@@ -184,7 +212,7 @@ STORAGES = {
 }
 
 # --- Security when DEBUG is off ------------------------------------------------
-# `python manage.py check --deploy` is clean with the production environment the README
+# `python manage.py check --deploy` is clean with the production environment docs/deployment.md
 # documents. Behind a TLS-terminating proxy set SECURE_PROXY_SSL_HEADER_NAME (e.g.
 # HTTP_X_FORWARDED_PROTO) so Django knows the original request was HTTPS.
 SECURE_CONTENT_TYPE_NOSNIFF = True

@@ -17,5 +17,9 @@ urlpatterns = [
     path("", include("ui.urls")),
 ]
 
-# Unmatched /api/ URLs (a negative id, a typo) answer JSON like every other API error.
+# Under /api/ every error answers JSON, an unmatched URL (a negative id, a typo) included;
+# elsewhere the site's own pages (templates/404.html ...), never a debug page unless DEBUG=1.
 handler404 = "groundedqa_site.api.not_found"
+handler400 = "groundedqa_site.api.bad_request"
+handler403 = "groundedqa_site.api.permission_denied"
+handler500 = "groundedqa_site.api.server_error"

@@ -46,17 +46,23 @@ def token(staff, settings):
     return Token.objects.create(user=staff).key
 
 
-def _exercise(operation, headers: dict) -> str | None:
+def _exercise(
+    operation, headers: dict, *, base_url: str | None = None, examples: int = EXAMPLES_PER_OPERATION
+) -> str | None:
+    """Every failure of one operation over ``examples`` generated requests, or None.
+
+    In process (the WSGI app) unless ``base_url`` names a live server."""
+
     @given(case=operation.as_strategy())
     @hypothesis_settings(
-        max_examples=EXAMPLES_PER_OPERATION,
+        max_examples=examples,
         deadline=None,
         derandomize=True,
         database=None,
         suppress_health_check=list(HealthCheck),
     )
     def run(case):
-        case.call_and_validate(headers=headers)
+        case.call_and_validate(headers=headers, base_url=base_url)
 
     try:
         run()

@@ -11,7 +11,12 @@ from documents.reembedding import corpus_model
 class TeamNameField(serializers.SlugRelatedField):
     """A team by name; a name that matches no team is a 404, like any other missing object."""
 
+    default_error_messages = {"nul": "Null characters are not allowed."}
+
     def to_internal_value(self, data):
+        # PostgreSQL refuses NUL in a query's text: without this the lookup below was a 500.
+        if isinstance(data, str) and "\x00" in data:
+            self.fail("nul")
         if isinstance(data, str) and not self.get_queryset().filter(name=data).exists():
             raise NotFound(f"No team named {data!r}.")
         return super().to_internal_value(data)

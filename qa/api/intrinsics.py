@@ -12,6 +12,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from documents.api.fields import TextField
 from documents.selectors import corpus_get_for_user
 from qa import intrinsics, presets
 from qa.pipeline.answerability import ANSWER_KINDS
@@ -24,13 +25,13 @@ RETRIEVING_PRESETS = tuple(name for name in presets.PRESET_NAMES if presets.get_
 
 
 class CiteRequest(serializers.Serializer):
-    text = serializers.CharField(
+    text = TextField(
         max_length=intrinsics.MAX_TEXT_CHARS, help_text="A response written elsewhere (an LLM's, a person's)."
     )
 
 
 class QuestionRequest(serializers.Serializer):
-    question = serializers.CharField(max_length=intrinsics.MAX_QUESTION_CHARS)
+    question = TextField(max_length=intrinsics.MAX_QUESTION_CHARS)
     preset = serializers.CharField(
         max_length=100,
         required=False,
@@ -41,7 +42,7 @@ class QuestionRequest(serializers.Serializer):
 
 
 class AnswerRequest(QuestionRequest):
-    answer = serializers.CharField(max_length=intrinsics.MAX_TEXT_CHARS, help_text="The answer to check.")
+    answer = TextField(max_length=intrinsics.MAX_TEXT_CHARS, help_text="The answer to check.")
 
 
 # --- responses -------------------------------------------------------------------------------

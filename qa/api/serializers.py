@@ -3,6 +3,7 @@ from __future__ import annotations
 from rest_framework import serializers
 from rest_framework.reverse import reverse
 
+from documents.api.fields import TextField
 from documents.errors import DomainError
 from qa import presets
 from qa.models import Answer, AnswerSentence, Citation, Question, TeamPreset
@@ -49,7 +50,7 @@ PresetParameters = type(
 
 class AskSerializer(serializers.Serializer):
     corpus = serializers.CharField(help_text="Corpus id or name.")
-    question = serializers.CharField(max_length=2000)
+    question = TextField(max_length=2000)
     preset = serializers.CharField(
         max_length=50,
         default=presets.default_preset,
