@@ -84,8 +84,10 @@ def secret_key_file(path: Path) -> str:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         draft = path.with_name(f"{path.name}.{os.getpid()}.new")
-        draft.write_text(secrets.token_urlsafe(50), encoding="ascii")
-        draft.chmod(0o600)
+        # Readable by its owner only from the first byte on.
+        descriptor = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(descriptor, "w", encoding="ascii") as out:
+            out.write(secrets.token_urlsafe(50))
         try:
             os.link(draft, path)
         except FileExistsError:
