@@ -58,7 +58,9 @@ def document_get_for_user(user, pk) -> Document:
 
 
 def document_sentences(document: Document) -> QuerySet[Sentence]:
-    return Sentence.objects.filter(document=document).only("id", "ordinal", "label", "text", "start", "end")
+    return Sentence.objects.filter(document=document).only(
+        "id", "ordinal", "label", "text", "start", "end", "role", "section", "page"
+    )
 
 
 def corpus_progress(corpus: Corpus) -> dict[str, int]:

@@ -215,10 +215,15 @@ def test_the_viewer_highlights_the_given_sentences(client_for, analyst, demo_doc
         client_for(analyst).get(f"/documents/{document.pk}/?highlight={second.label},nope").content.decode()
     )
     assert (
-        f'<li id="s-{second.ordinal}" data-sentence-id="{second.pk}" '
-        f'data-label="{second.label}" class="highlighted">' in page
+        f'<li id="s-{second.ordinal}" data-sentence-id="{second.pk}" data-label="{second.label}" '
+        f'data-role="{second.role}" class="role-{second.role} highlighted">' in page
     )
-    assert f'<li id="s-{first.ordinal}" data-sentence-id="{first.pk}" data-label="{first.label}">' in page
+    assert (
+        f'<li id="s-{first.ordinal}" data-sentence-id="{first.pk}" data-label="{first.label}" '
+        f'data-role="{first.role}" class="role-{first.role}">' in page
+    )
+    # The demo report's first line is its title, and the viewer shows it as one.
+    assert first.role == "title"
     assert "Not in the current version of this document: nope" in page
 
 
