@@ -22,6 +22,10 @@ class NotFound(DomainError):
     """What the request names does not exist (any more)."""
 
 
+class Forbidden(DomainError):
+    """The user may see what the request names but their role in its team does not allow this."""
+
+
 class Conflict(DomainError):
     """The request is well formed but disagrees with the stored state (a name taken, a stale version)."""
 

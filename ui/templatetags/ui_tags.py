@@ -12,7 +12,7 @@ register = template.Library()
 
 @register.filter
 def can_manage_corpora(user) -> bool:
-    """``{% if user|can_manage_corpora %}``: the staff right to change corpora (documents.permissions)."""
+    """``{% if user|can_manage_corpora %}``: the user administers a team (documents.permissions)."""
     return permissions.can_manage_corpora(user)
 
 
