@@ -16,7 +16,8 @@ from django.test import Client
 from documents.models import ROLE_ORDER, Corpus, Document, Membership
 from qa.models import TeamPreset
 from qa.services import team_preset_create
-from review.models import Benchmark, EvaluationRun, GoldCase, Review
+from review.models import Adjudication, AnnotationTask, Assignment, Benchmark, EvaluationRun, GoldCase, Review
+from review.services.annotation import annotation_submit, annotation_task_create
 from review.services.benchmarks import benchmark_create
 from review.services.gold import gold_case_annotate
 from review.services.reviews import answer_accept
@@ -31,6 +32,8 @@ class World:
     answer: object
     benchmark: Benchmark
     preset: TeamPreset
+    task: AnnotationTask
+    annotators: tuple
 
 
 @pytest.fixture
@@ -43,7 +46,7 @@ def world(team, corpus, member_with_role):
     # Accepted, so it may become gold; the benchmark has a case, so it may be evaluated.
     answer_accept(answer=answer, reviewer=owner, base_version=0)
     benchmark = benchmark_create(name="roles-bench", corpus=corpus, user=owner)
-    gold_case_annotate(
+    case = gold_case_annotate(
         benchmark=benchmark,
         document=document,
         question="When did Sultan Qaboos come to power?",
@@ -54,7 +57,18 @@ def world(team, corpus, member_with_role):
         user=owner,
     )
     preset = team_preset_create(user=owner, team=team, name="team-wide", base="default", parameters={})
-    return World(corpus, document, answer, benchmark, preset)
+    # Two annotators who disagree on the one case: something to adjudicate.
+    annotators = (member_with_role("annotator"), member_with_role("annotator"))
+    task = annotation_task_create(benchmark=benchmark, name="t", annotators=annotators, overlap=2, user=owner)
+    for assignment, label, evidence in zip(
+        Assignment.objects.filter(task=task).order_by("annotator__username"),
+        ("answerable", "unanswerable"),
+        ([sentence(document, "S3").pk], []),
+        strict=True,
+    ):
+        annotation_submit(assignment=assignment, answerability=label, evidence_sentence_ids=evidence)
+    assert case.pk
+    return World(corpus, document, answer, benchmark, preset, task, annotators)
 
 
 def _api(user):
@@ -177,6 +191,32 @@ ENDPOINTS = {
             format="json",
         ),
         lambda w: GoldCase.objects.filter(benchmark=w.benchmark).count() == 2,
+    ),
+    "api: create an annotation task": (
+        "reviewer",
+        201,
+        lambda u, w: _api(u).post(
+            "/api/annotation-tasks/",
+            {"benchmark": w.benchmark.name, "name": "more", "annotators": [a.username for a in w.annotators]},
+            format="json",
+        ),
+        lambda w: AnnotationTask.objects.filter(name="more").exists(),
+    ),
+    "api: list disagreements to adjudicate": (
+        "reviewer",
+        200,
+        lambda u, w: _api(u).get(f"/api/annotation-tasks/{w.task.pk}/adjudication/"),
+        None,
+    ),
+    "api: adjudicate a question": (
+        "reviewer",
+        201,
+        lambda u, w: _api(u).post(
+            f"/api/annotation-tasks/{w.task.pk}/adjudication/{w.task.cases.get().pk}/",
+            {"answerability": "unanswerable"},
+            format="json",
+        ),
+        lambda w: Adjudication.objects.filter(task=w.task).exists(),
     ),
     "page: create a corpus": (
         "admin",
