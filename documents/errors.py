@@ -60,3 +60,11 @@ class UploadTooLarge(IngestError, TooLarge):
 
 class UploadUnsupported(IngestError, Unsupported):
     """A file whose type no parser reads."""
+
+
+class MembershipInvalid(Invalid):
+    """A membership change naming no user, an unknown user or an unknown role."""
+
+
+class LastAdmin(Conflict):
+    """A change that would leave a team with no admin."""

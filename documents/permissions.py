@@ -10,7 +10,7 @@ what the roles below it may:
 - reviewer: also creates and edits benchmarks and gold cases, creates
   annotation tasks and adjudicates;
 - admin: also creates, uploads to, re-embeds and deletes the team's corpora,
-  and saves and deletes its presets.
+  saves and deletes its presets, and adds members and sets their roles.
 
 A superuser has every role in every team. Outside a team, a user sees nothing
 of it: selectors scope through ``readable_corpora``, so another team's object
@@ -40,6 +40,7 @@ ROLE_FOR = {
     "adjudicate": Role.REVIEWER,
     "change corpora": Role.ADMIN,
     "manage presets": Role.ADMIN,
+    "manage members": Role.ADMIN,
 }
 
 

@@ -151,6 +151,8 @@ class GoldCase(models.Model):
         ANNOTATED = "annotated"
         # Written by a reviewer's adjudication of an annotation task (metadata["annotation"] says whose).
         ADJUDICATED = "adjudicated"
+        # Written from an annotation task's annotators where they agreed (metadata["annotation"]).
+        AGREED = "agreed"
 
     benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="cases")
     case_id = models.CharField(max_length=100)

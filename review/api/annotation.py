@@ -254,6 +254,17 @@ def _adjudication_items(task) -> list[dict]:
     return items
 
 
+class AgreedToGold(APIView):
+    """Write every question the annotators agreed on (and nobody adjudicated) into its gold case."""
+
+    @extend_schema(request=None, responses={200: s.AgreedToGoldSerializer})
+    def post(self, request, pk):
+        task = annotation_selectors.task_get_for_user(request.user, pk)
+        permissions.require_role(request.user, task.benchmark.corpus.team, "adjudicate")
+        written = annotation_services.agreed_to_gold(task=task, reviewer=request.user)
+        return Response(s.AgreedToGoldSerializer({"written": written}).data)
+
+
 class AdjudicationDecision(APIView):
     """Decide a question of the task: the decision becomes its gold case, with the provenance recorded."""
 

@@ -209,3 +209,7 @@ class AdjudicationItemSerializer(serializers.Serializer):
     question = serializers.CharField()
     annotations = SideBySideSerializer(many=True)
     adjudication = AdjudicationSerializer(allow_null=True)
+
+
+class AgreedToGoldSerializer(serializers.Serializer):
+    written = serializers.IntegerField(help_text="Gold cases changed (0 when run again with nothing new).")

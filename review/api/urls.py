@@ -42,6 +42,9 @@ urlpatterns = [
         name="api-adjudication-decision",
     ),
     path(
+        "annotation-tasks/<int:pk>/agreed/", annotation.AgreedToGold.as_view(), name="api-annotation-agreed"
+    ),
+    path(
         "assignments/<int:pk>/annotation/",
         annotation.AssignmentAnnotation.as_view(),
         name="api-assignment-annotation",

@@ -9,6 +9,7 @@ annotators, the adjudicator and the item's agreement in its provenance.
 
 from __future__ import annotations
 
+import json
 from collections import Counter, defaultdict
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import asdict
@@ -19,7 +20,7 @@ from django.db import transaction
 from documents import permissions
 from documents.models import Document, Role, Sentence
 from review.errors import AnnotationInvalid, AssignmentConflict
-from review.evaluation.types import evidence_key
+from review.evaluation.types import evidence_key, split_evidence_key
 from review.models import Adjudication, Annotation, AnnotationTask, Assignment, Benchmark, GoldCase
 from review.selectors import annotation as annotation_selectors
 from review.services.gold import apply_changes, bump_version, lock_benchmark
@@ -218,6 +219,57 @@ def assignment_skip(*, assignment: Assignment, reason: str) -> Assignment:
     return locked
 
 
+def _figures(measured, item) -> dict:
+    figures = {key: value for key, value in asdict(item).items() if key != "item"}
+    figures["candidate_set"] = measured.agreement.candidate_set
+    figures["f1_threshold"] = measured.agreement.f1_threshold
+    # As the JSON column gives it back (lists, not tuples), so an unchanged decision compares equal.
+    return json.loads(json.dumps(figures))
+
+
+def _write_gold(
+    *,
+    task: AnnotationTask,
+    case: GoldCase,
+    user,
+    provenance: str,
+    answerability: str,
+    keys: Sequence[str],
+    texts: dict[str, str],
+    reference_answer: str,
+    record: dict,
+    note: str,
+) -> GoldCase:
+    """Write a decided answer into the case as a new revision (none when nothing changes)."""
+    with transaction.atomic():
+        locked = lock_benchmark(task.benchmark)
+        case = GoldCase.objects.select_for_update().get(pk=case.pk)
+        changes = {
+            "gold_evidence": list(keys),
+            "evidence_texts": {key: texts.get(key, "") for key in keys},
+            "gold_documents": list(dict.fromkeys(split_evidence_key(key)[0] for key in keys))
+            or case.gold_documents,
+            "reference_answer": (reference_answer or "").strip(),
+            "answerable": answerability != Annotation.Answerability.UNANSWERABLE,
+            "provenance": provenance,
+            "metadata": {**case.metadata, "annotation": record},
+        }
+        if "answerability" in case.metadata:
+            # A benchmark with answerability classes (MTRAG-UN's) scores them: the decision is the class.
+            changes["metadata"]["answerability"] = answerability
+        if apply_changes(case, changes, benchmark_version=locked.version + 1, user=user, note=note):
+            bump_version(locked)
+    return case
+
+
+def _note(verb: str, task: AnnotationTask, user, item) -> str:
+    f1 = "n/a" if item.evidence_f1 is None else f"{item.evidence_f1:.2f}"
+    return (
+        f"{verb} in task {task.pk} by {user.get_username()}: annotators {', '.join(item.annotators)}, "
+        f"labels {'agree' if item.labels_agree else 'differ'} ({', '.join(item.labels)}), evidence F1 {f1}"
+    )
+
+
 def adjudicate(
     *,
     task: AnnotationTask,
@@ -230,61 +282,95 @@ def adjudicate(
     """The reviewer's decision on an item becomes its gold case; the caller checked the role."""
     if not task.cases.filter(pk=gold_case.pk).exists():
         raise AnnotationInvalid(f"Case {gold_case.case_id} is not an item of task {task.name!r}.")
-    corpus = task.benchmark.corpus
-    sentences = _evidence(corpus, evidence_sentence_ids)
+    sentences = _evidence(task.benchmark.corpus, evidence_sentence_ids)
     _check_answerability(answerability, sentences)
     measured = annotation_selectors.task_agreement(task)
     item = next((i for i in measured.agreement.per_item if i.item == str(gold_case.pk)), None)
     if item is None:
         raise AnnotationInvalid(f"No annotator has annotated case {gold_case.case_id} yet.")
-    figures = {key: value for key, value in asdict(item).items() if key != "item"}
-    figures["candidate_set"] = measured.agreement.candidate_set
-    figures["f1_threshold"] = measured.agreement.f1_threshold
+    figures = _figures(measured, item)
     keys = [evidence_key(s.document.external_id, s.label) for s in sentences]
-    adjudicator_name = adjudicator.get_username()
-    provenance = {
+    record = {
         "task": task.pk,
         "task_name": task.name,
         "annotators": list(item.annotators),
-        "adjudicator": adjudicator_name,
+        "adjudicator": adjudicator.get_username(),
         "answerability": answerability,
         "agreement": figures,
     }
-    f1 = "n/a" if item.evidence_f1 is None else f"{item.evidence_f1:.2f}"
-    note = (
-        f"adjudicated in task {task.pk} by {adjudicator_name}: annotators {', '.join(item.annotators)}, "
-        f"labels {'agree' if item.labels_agree else 'differ'} ({', '.join(item.labels)}), evidence F1 {f1}"
-    )
     with transaction.atomic():
-        locked = lock_benchmark(task.benchmark)
-        case = GoldCase.objects.select_for_update().get(pk=gold_case.pk)
-        changes = {
-            "gold_evidence": keys,
-            "evidence_texts": {key: s.text for key, s in zip(keys, sentences, strict=True)},
-            "gold_documents": list(dict.fromkeys(s.document.external_id for s in sentences))
-            or case.gold_documents,
-            "reference_answer": (reference_answer or "").strip(),
-            "answerable": answerability != Annotation.Answerability.UNANSWERABLE,
-            "provenance": GoldCase.Provenance.ADJUDICATED,
-            "metadata": {**case.metadata, "annotation": provenance},
-        }
-        if "answerability" in case.metadata:
-            # A benchmark with answerability classes (MTRAG-UN's) scores them: the decision is the class.
-            changes["metadata"]["answerability"] = answerability
-        version = locked.version + 1
-        if apply_changes(case, changes, benchmark_version=version, user=adjudicator, note=note):
-            bump_version(locked)
+        case = _write_gold(
+            task=task,
+            case=gold_case,
+            user=adjudicator,
+            provenance=GoldCase.Provenance.ADJUDICATED,
+            answerability=answerability,
+            keys=keys,
+            texts={key: s.text for key, s in zip(keys, sentences, strict=True)},
+            reference_answer=reference_answer,
+            record=record,
+            note=_note("adjudicated", task, adjudicator, item),
+        )
         return Adjudication.objects.create(
             task=task,
             gold_case=case,
             adjudicator=adjudicator,
             answerability=answerability,
             evidence=keys,
-            reference_answer=changes["reference_answer"],
+            reference_answer=case.reference_answer,
             annotators=list(item.annotators),
             agreement=figures,
             gold_revision=case.revision,
         )
+
+
+def agreed_to_gold(*, task: AnnotationTask, reviewer) -> int:
+    """Write every question its annotators agreed on into its gold case; the number written.
+
+    Agreed: two or more annotators, no disagreement (same label, every pair's evidence F1 at or
+    above the threshold) and no adjudication. The gold takes their label, the evidence sentences
+    chosen by at least half of them, and the first reference answer written (annotators in
+    username order; the case's own when none wrote one). Running it again writes nothing new.
+    The caller checked the role.
+    """
+    measured = annotation_selectors.task_agreement(task)
+    adjudicated = annotation_selectors.adjudications_of(task)
+    cases = {case.pk: case for case in task.cases.all()}
+    written = 0
+    for item in measured.agreement.per_item:
+        case = cases.get(int(item.item))
+        if case is None or item.disagreement or len(item.annotators) < 2 or case.pk in adjudicated:
+            continue
+        rows = measured.annotations[item.item]
+        votes = Counter(key for row in rows for key in row.evidence)
+        keys = sorted(key for key, count in votes.items() if 2 * count >= len(rows))
+        texts = {key: text for row in rows for key, text in row.evidence_texts.items()}
+        record = {
+            "task": task.pk,
+            "task_name": task.name,
+            "annotators": list(item.annotators),
+            "accepted_by": reviewer.get_username(),
+            "answerability": rows[0].answerability,
+            "agreement": _figures(measured, item),
+        }
+        before = case.revision
+        case = _write_gold(
+            task=task,
+            case=case,
+            user=reviewer,
+            provenance=GoldCase.Provenance.AGREED,
+            answerability=rows[0].answerability,
+            keys=keys,
+            texts=texts,
+            # None of them wrote one: the case keeps the reference answer it had.
+            reference_answer=next(
+                (row.reference_answer for row in rows if row.reference_answer), case.reference_answer
+            ),
+            record=record,
+            note=_note("agreed", task, reviewer, item),
+        )
+        written += case.revision != before
+    return written
 
 
 def annotators_by_username(benchmark: Benchmark, usernames: Sequence[str]) -> list:
@@ -303,6 +389,7 @@ def annotators_by_username(benchmark: Benchmark, usernames: Sequence[str]) -> li
 
 __all__ = [
     "adjudicate",
+    "agreed_to_gold",
     "annotation_submit",
     "annotation_task_create",
     "annotators_by_username",

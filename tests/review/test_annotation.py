@@ -177,6 +177,21 @@ def test_two_annotators_agreement_and_adjudication_into_gold(tiny, corpus, peopl
     detail = client_for(lead).get(f"/api/benchmarks/{tiny.pk}/cases/{case.pk}/").json()
     assert "adjudicated in task" in detail["revisions"][-1]["note"]
 
+    # The questions they agreed on go into gold as "agreed"; a second call writes nothing new.
+    assert client_for(ann).post(f"/api/annotation-tasks/{task_id}/agreed/").status_code == 403
+    written = client_for(lead).post(f"/api/annotation-tasks/{task_id}/agreed/")
+    assert written.status_code == 200 and written.json() == {"written": 2}
+    c1, c3 = (
+        GoldCase.objects.get(benchmark=tiny, case_id="c1"),
+        GoldCase.objects.get(benchmark=tiny, case_id="c3"),
+    )
+    assert c1.provenance == c3.provenance == "agreed"
+    assert c1.gold_evidence == ["oman#S2"] and c1.metadata["annotation"]["accepted_by"] == lead.username
+    assert not c3.answerable and c3.gold_evidence == []
+    assert client_for(lead).post(f"/api/annotation-tasks/{task_id}/agreed/").json() == {"written": 0}
+    case.refresh_from_db()
+    assert case.provenance == "adjudicated"  # the adjudicated question is left as decided
+
 
 @pytest.mark.django_db
 def test_assignment_is_balanced_never_twice_and_idempotent(tiny, people):

@@ -34,6 +34,7 @@ SECTIONS = {
     "review": ("review-queue", "review-answer"),
     "benchmarks": ("benchmark", "gold-case"),
     "annotate": ("annotate",),
+    "tasks": ("tasks", "task", "task-annotate", "task-adjudicate", "task-agreed"),
     "evaluate": (
         "evaluate",
         "evaluation-compare",
@@ -44,6 +45,7 @@ SECTIONS = {
     ),
     "corpora": ("corpora", "corpus", "corpus-analysis", "document-delete", "corpus-delete"),
     "presets": ("team-presets",),
+    "teams": ("teams", "team"),
     "audit": ("audit",),
     "operations": ("operations",),
 }

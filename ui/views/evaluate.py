@@ -93,6 +93,7 @@ def evaluation_run(request, pk: int):
             "latency_histograms": evaluation.latency_histograms([result.metrics for result in results]),
             "calibration": evaluation.calibration([result.metrics for result in results]),
             "type_rows": type_rows,
+            "gold_agreement": evaluation.gold_agreement(results),
             "configuration": evaluation.configuration_label(run.preset),
             "results": results,
             "pending": run.status in (EvaluationRun.Status.QUEUED, EvaluationRun.Status.RUNNING),
