@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from django.db.models import Case, Count, Q, QuerySet, Value, When
 from django.http import Http404
 
+from documents import lexical
 from documents.models import Sentence
 from documents.selectors import corpora_for_user
 from review.evaluation.agreement import Agreement, Judgement, agreement
@@ -120,3 +121,10 @@ def adjudications_of(task: AnnotationTask) -> dict[int, Adjudication]:
     for row in Adjudication.objects.filter(task=task).select_related("adjudicator").order_by("created_at"):
         latest[row.gold_case_id] = row
     return latest
+
+
+def evidence_search(corpus, query: str, *, k: int = 10) -> list[Sentence]:
+    """The corpus's live sentences that best match ``query`` by BM25 (the pipeline's lexical search)."""
+    hits = lexical.bm25_search(corpus_id=corpus.pk, unit="sentence", query=query, version=corpus.version, k=k)
+    rows = Sentence.objects.filter(pk__in=[pk for pk, _ in hits]).select_related("document").in_bulk()
+    return [rows[pk] for pk, _ in hits if pk in rows]

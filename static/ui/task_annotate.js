@@ -6,10 +6,17 @@
   if (!form) return;
   document.addEventListener("keydown", function (event) {
     var target = event.target;
-    var typing = target && (target.tagName === "TEXTAREA" || (target.tagName === "INPUT" && target.type === "text") || target.tagName === "SELECT" || (target.tagName === "INPUT" && !target.type));
+    var typing = target && (target.tagName === "TEXTAREA" || target.tagName === "SELECT" || (target.tagName === "INPUT" && ["text", "search", ""].indexOf(target.type || "") !== -1));
     if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
       event.preventDefault();
       document.getElementById("save-annotation").click();
+      return;
+    }
+    // Enter in the search box searches and in the skip reason skips; the form's first button would save.
+    var own = { query: "search", skip_reason: "skip" }[target && target.id];
+    if (event.key === "Enter" && own) {
+      event.preventDefault();
+      form.querySelector("button[value='" + own + "']").click();
       return;
     }
     if (typing || event.ctrlKey || event.metaKey || event.altKey) return;

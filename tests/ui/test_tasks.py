@@ -221,3 +221,38 @@ def test_the_run_page_states_the_gold_agreement(tiny, people):
     page = _browser(people["ann"]).get(f"/evaluate/runs/{run.pk}/").content.decode()
     assert "Gold agreement: 1 of 3 cases' gold comes from an annotation task (0 agreed, 1 adjudicated" in page
     assert "labels agreed on 0.0% of them and their mean evidence F1 was 0.00" in page
+
+
+@pytest.mark.django_db
+def test_evidence_found_by_searching_the_corpus(tiny, corpus, people):
+    from documents import lexical
+
+    # The helper's documents have no lexical postings yet: index them as an upgrade would.
+    corpus.documents.update(content_hash="indexed")
+    assert lexical.index_existing_documents() == 2
+    lead, ann = people["lead"], people["ann"]
+    _browser(lead).post(
+        "/tasks/",
+        {"benchmark": tiny.pk, "name": "s", "overlap": 1, "annotators": ann.username, "case_ids": "c1"},
+    )
+    assignment = Assignment.objects.get(annotator=ann)
+    url = f"/tasks/assignments/{assignment.pk}/"
+    found = _browser(ann).post(
+        url, {"action": "search", "query": "Portuguese Muscat", "answerability": "answerable"}
+    )
+    page = found.content.decode()
+    assert found.status_code == 200 and "oman#S2" in page and escape(OMAN[1]) in page
+    assert 'value="answerable" data-key="1" checked' in page  # what was chosen is kept
+
+    oman = corpus.documents.get(external_id="oman")
+    opened = _browser(ann).post(url, {"open_result": oman.pk, "query": "Portuguese Muscat"})
+    assert opened.status_code == 200
+    assert f'name="opened" value="{oman.pk}"' in opened.content.decode()
+
+    # Evidence ticked in the results, its document never opened: it still counts, and is cited.
+    saved = _browser(ann).post(
+        url, {"action": "save", "answerability": "answerable", "evidence": [sentence(oman, "S2").pk]}
+    )
+    assert saved.status_code == 302
+    assignment.refresh_from_db()
+    assert assignment.annotation.evidence == ["oman#S2"]

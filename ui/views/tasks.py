@@ -155,7 +155,8 @@ def task_annotate(request, pk: int):
     error = ""
     if request.method == "POST":
         require_role(request.user, corpus.team, "annotate")
-        action = request.POST.get("action", "save")
+        # A search result's "Open" button carries the document instead of an action.
+        action = request.POST.get("action") or ("open" if request.POST.get("open_result") else "save")
         state = {
             "answerability": request.POST.get("answerability", ""),
             "evidence": _ids(request.POST.getlist("evidence")),
@@ -163,9 +164,13 @@ def task_annotate(request, pk: int):
             "reference_answer": request.POST.get("reference_answer", ""),
             "question_type": request.POST.get("question_type", ""),
             "skip_reason": request.POST.get("skip_reason", ""),
+            "query": request.POST.get("query", "").strip()[:300],
         }
-        if action == "open" and request.POST.get("open_document", "").isdigit():
-            state["opened"] = list(dict.fromkeys([*state["opened"], int(request.POST["open_document"])]))
+        opening = request.POST.get("open_result", "") or (
+            request.POST.get("open_document", "") if action == "open" else ""
+        )
+        if opening.isdigit():
+            state["opened"] = list(dict.fromkeys([*state["opened"], int(opening)]))
         try:
             if action == "save":
                 annotation_services.annotation_submit(
@@ -199,6 +204,7 @@ def task_annotate(request, pk: int):
             "reference_answer": previous.reference_answer,
             "question_type": previous.question_type,
             "skip_reason": "",
+            "query": "",
         }
     else:
         state = {
@@ -208,8 +214,15 @@ def task_annotate(request, pk: int):
             "reference_answer": "",
             "question_type": "",
             "skip_reason": "",
+            "query": "",
         }
     opened = list(readable.filter(pk__in=state["opened"]).order_by("external_id"))
+    # Sentences of documents not opened yet; those of opened ones are clicked in their document.
+    found = [
+        s
+        for s in (annotation_selectors.evidence_search(corpus, state["query"]) if state["query"] else [])
+        if s.document_id not in {d.pk for d in opened}
+    ]
     sentences = Sentence.objects.filter(document__in=opened).order_by("document__external_id", "ordinal")
     by_document: dict[int, list] = {}
     for row in sentences.only("pk", "label", "text", "document_id"):
@@ -227,6 +240,7 @@ def task_annotate(request, pk: int):
             .only("pk", "external_id", "title", "corpus")
             .order_by("external_id")[:DOCUMENT_CHOICES],
             "labels": Annotation.Answerability.choices,
+            "found": found,
             "error": error,
         },
         status=400 if error else 200,
