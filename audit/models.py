@@ -21,6 +21,8 @@ class AuditEvent(models.Model):
         ANSWER_CORRECT = "answer.correct", "corrected an answer"
         PRESET_CREATE = "preset.create", "saved a team preset"
         PRESET_DELETE = "preset.delete", "deleted a team preset"
+        MEMBER_ROLE = "member.role", "set a team member's role"
+        MEMBER_REMOVE = "member.remove", "removed a team member"
 
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     actor = models.ForeignKey(

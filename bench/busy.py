@@ -110,7 +110,8 @@ def _corpus(name: str):
     team, _ = Team.objects.get_or_create(name="bench-busy")
     corpus = services.corpus_create(name=name, team=team)
     user, _ = get_user_model().objects.get_or_create(username="bench-busy")
-    team.members.add(user)
+    # A member as members were before roles (documents migration team_membership_roles).
+    team.members.add(user, through_defaults={"role": "reviewer"})
     return corpus, user
 
 

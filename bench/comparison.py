@@ -141,7 +141,8 @@ def _seeded():
 
     user, _ = get_user_model().objects.get_or_create(username="bench-comparison")
     team, _ = Team.objects.get_or_create(name="bench-comparison")
-    team.members.add(user)
+    # A member as members were before roles (documents migration team_membership_roles).
+    team.members.add(user, through_defaults={"role": "reviewer"})
     existing = Benchmark.objects.filter(name=BENCHMARK).first()
     if existing is not None:
         return user, list(EvaluationRun.objects.filter(benchmark=existing).order_by("pk"))

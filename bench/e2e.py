@@ -64,7 +64,8 @@ def api_user(corpus):
     from rest_framework.authtoken.models import Token
 
     user, _ = get_user_model().objects.get_or_create(username="bench-client")
-    corpus.team.members.add(user)
+    # A member as members were before roles (documents migration team_membership_roles).
+    corpus.team.members.add(user, through_defaults={"role": "reviewer"})
     return user, Token.objects.get_or_create(user=user)[0].key
 
 

@@ -439,7 +439,8 @@ def _bench_corpus():
                     document_id=document.pk, expected_hash=document.pending_hash, embedder=get_embedder()
                 )
     user, _ = get_user_model().objects.get_or_create(username="bench-faults")
-    team.members.add(user)
+    # A member as members were before roles (documents migration team_membership_roles).
+    team.members.add(user, through_defaults={"role": "reviewer"})
     return corpus, user
 
 

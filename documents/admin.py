@@ -9,7 +9,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from documents import services
-from documents.models import Corpus, Document, Team
+from documents.models import Corpus, Document, Membership, Team
 
 
 class MultipleFileInput(forms.ClearableFileInput):
@@ -30,10 +30,16 @@ class UploadForm(forms.Form):
     files = MultipleFileField(help_text="Select one or more files (.txt .md .html .pdf .docx .json .jsonl).")
 
 
+class MembershipInline(admin.TabularInline):
+    model = Membership
+    extra = 1
+    autocomplete_fields = ["user"]
+
+
 @admin.register(Team)
 class TeamAdmin(admin.ModelAdmin):
     list_display = ["name"]
-    filter_horizontal = ["members"]
+    inlines = [MembershipInline]
 
 
 @admin.register(Corpus)

@@ -22,6 +22,10 @@ class NotFound(DomainError):
     """What the request names does not exist (any more)."""
 
 
+class Forbidden(DomainError):
+    """The user may see what the request names but their role in its team does not allow this."""
+
+
 class Conflict(DomainError):
     """The request is well formed but disagrees with the stored state (a name taken, a stale version)."""
 
@@ -56,3 +60,11 @@ class UploadTooLarge(IngestError, TooLarge):
 
 class UploadUnsupported(IngestError, Unsupported):
     """A file whose type no parser reads."""
+
+
+class MembershipInvalid(Invalid):
+    """A membership change naming no user, an unknown user or an unknown role."""
+
+
+class LastAdmin(Conflict):
+    """A change that would leave a team with no admin."""

@@ -22,13 +22,50 @@ INDEXED_DIMENSIONS = (384, 512, 768, 1024)
 
 
 class Team(models.Model):
-    """Analysts who share corpora. Only members read a team's corpora."""
+    """Analysts who share corpora. Only members read a team's corpora; each member has a role."""
 
     name = models.CharField(max_length=200, unique=True)
-    members = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="teams", blank=True)
+    members = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, through="Membership", related_name="teams", blank=True
+    )
 
     def __str__(self) -> str:
         return self.name
+
+
+class Role(models.TextChoices):
+    """What a member may do in a team; each role may also do everything the roles before it may."""
+
+    VIEWER = "viewer"  # asks questions, reads the team's corpora, answers and metrics
+    ANNOTATOR = "annotator"  # also reviews answers and annotates the questions assigned to them
+    REVIEWER = "reviewer"  # also edits gold cases and benchmarks, creates annotation tasks, adjudicates
+    ADMIN = "admin"  # also manages the team's corpora, uploads, members and presets
+
+
+# The order of the roles: a check for one role passes for every role at or above it.
+ROLE_ORDER: tuple[str, ...] = (Role.VIEWER, Role.ANNOTATOR, Role.REVIEWER, Role.ADMIN)
+
+
+class Membership(models.Model):
+    """A user's membership of a team, with their role.
+
+    The table is the one Team.members used before it had roles (migration
+    team_membership_roles): rows keep their ids. A membership made without a role
+    (``team.members.add(user)``) is an annotator's: reading, asking, reviewing
+    answers and annotating, but neither gold nor corpora.
+    """
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.ANNOTATOR)
+
+    class Meta:
+        db_table = "documents_team_members"
+        unique_together = [("team", "user")]
+        ordering = ["team_id", "user_id"]
+
+    def __str__(self) -> str:
+        return f"{self.user_id} in {self.team_id}: {self.role}"
 
 
 class Corpus(models.Model):

@@ -22,12 +22,21 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from documents.errors import Conflict, DomainError, NotFound, TooLarge, Unavailable, Unsupported
+from documents.errors import (
+    Conflict,
+    DomainError,
+    Forbidden,
+    NotFound,
+    TooLarge,
+    Unavailable,
+    Unsupported,
+)
 
 # Most specific kinds first: an error may be of two kinds (an upload that is
 # too large is also an IngestError, which is Invalid).
 _STATUS_BY_KIND: tuple[tuple[type[DomainError], int], ...] = (
     (NotFound, status.HTTP_404_NOT_FOUND),
+    (Forbidden, status.HTTP_403_FORBIDDEN),
     (Conflict, status.HTTP_409_CONFLICT),
     (TooLarge, status.HTTP_413_REQUEST_ENTITY_TOO_LARGE),
     (Unsupported, status.HTTP_415_UNSUPPORTED_MEDIA_TYPE),

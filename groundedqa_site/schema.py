@@ -17,7 +17,8 @@ class ErrorSerializer(serializers.Serializer):
 
 COMMON_ERRORS = {
     "401": "Not signed in: send `Authorization: Token ...` or a session cookie.",
-    "403": "Signed in, but not allowed to do this (another team's data, or staff only).",
+    "403": "Signed in, but your role in the team does not allow this (viewer < annotator < reviewer < "
+    "team admin), or a site operation that only staff may do.",
     "429": "Too many requests: wait the number of seconds in the Retry-After header.",
 }
 

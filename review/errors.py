@@ -48,3 +48,11 @@ class BenchmarkCorpusMismatch(Conflict):
 
 class EvaluationInvalid(Invalid):
     """An evaluation run asked for with a bad split, limit or convention, or over no cases."""
+
+
+class AnnotationInvalid(Invalid):
+    """An annotation task, annotation, skip or adjudication that cannot be written as asked."""
+
+
+class AssignmentConflict(Conflict):
+    """The assignment is not in a state that allows this (skipping one already annotated, say)."""

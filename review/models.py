@@ -149,6 +149,10 @@ class GoldCase(models.Model):
         IMPORTED = "imported"
         REVIEW = "review"
         ANNOTATED = "annotated"
+        # Written by a reviewer's adjudication of an annotation task (metadata["annotation"] says whose).
+        ADJUDICATED = "adjudicated"
+        # Written from an annotation task's annotators where they agreed (metadata["annotation"]).
+        AGREED = "agreed"
 
     benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="cases")
     case_id = models.CharField(max_length=100)
@@ -268,3 +272,118 @@ class EvaluationCaseResult(models.Model):
 
     def __str__(self) -> str:
         return f"run {self.run_id} case {self.gold_case_id}"
+
+
+class AnnotationTask(models.Model):
+    """Questions of a benchmark handed to several annotators, so their agreement can be measured.
+
+    Each gold case of the benchmark (or of the cases chosen at creation) is an item; each item is
+    assigned to ``overlap`` of the task's annotators, never twice to one person.
+    """
+
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="annotation_tasks")
+    name = models.CharField(max_length=200)
+    guidelines = models.TextField(blank=True)
+    overlap = models.PositiveSmallIntegerField(default=2)
+    annotators = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="annotation_tasks")
+    # The items: chosen once at creation, so assigning again later hands out the same questions.
+    cases = models.ManyToManyField(GoldCase, related_name="annotation_tasks")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(condition=Q(overlap__gte=1), name="annotation_task_overlap_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"task {self.pk}: {self.name}"
+
+
+class Assignment(models.Model):
+    """One item of a task for one annotator: (task, gold case, annotator) is unique."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        DONE = "done"
+        SKIPPED = "skipped"
+
+    task = models.ForeignKey(AnnotationTask, on_delete=models.CASCADE, related_name="assignments")
+    gold_case = models.ForeignKey(GoldCase, on_delete=models.CASCADE, related_name="assignments")
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments"
+    )
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    skip_reason = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["task_id", "gold_case_id", "annotator_id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["task", "gold_case", "annotator"], name="assignment_unique_per_annotator"
+            ),
+            models.CheckConstraint(
+                condition=~Q(status="skipped") | ~Q(skip_reason=""), name="assignment_skip_has_reason"
+            ),
+        ]
+        indexes = [models.Index(fields=["annotator", "status"])]
+
+    def __str__(self) -> str:
+        return f"task {self.task_id} case {self.gold_case_id} -> {self.annotator_id}: {self.status}"
+
+
+class Annotation(models.Model):
+    """What one annotator answered for one assignment (the latest submission).
+
+    ``evidence`` holds evidence keys as GoldCase.gold_evidence does, with their texts copied, so
+    it survives re-ingestion; ``opened_documents`` are the external ids of the documents the
+    annotator opened, which with the cited ones make the candidate set of evidence agreement.
+    """
+
+    class Answerability(models.TextChoices):
+        ANSWERABLE = "answerable"
+        PARTIAL = "partial"
+        UNANSWERABLE = "unanswerable"
+
+    assignment = models.OneToOneField(Assignment, on_delete=models.CASCADE, related_name="annotation")
+    answerability = models.CharField(max_length=16, choices=Answerability.choices)
+    evidence = models.JSONField(default=list, blank=True)
+    evidence_texts = models.JSONField(default=dict, blank=True)
+    opened_documents = models.JSONField(default=list, blank=True)
+    reference_answer = models.TextField(blank=True)
+    question_type = models.CharField(max_length=50, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"annotation of assignment {self.assignment_id}: {self.answerability}"
+
+
+class Adjudication(models.Model):
+    """A reviewer's decision on an item the annotators disagreed on; it is written into the gold case.
+
+    ``annotators`` and ``agreement`` record what the reviewer decided between: the usernames and
+    the item's agreement figures at the time (review.evaluation.agreement.ItemAgreement).
+    """
+
+    task = models.ForeignKey(AnnotationTask, on_delete=models.CASCADE, related_name="adjudications")
+    gold_case = models.ForeignKey(GoldCase, on_delete=models.CASCADE, related_name="adjudications")
+    adjudicator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    answerability = models.CharField(max_length=16, choices=Annotation.Answerability.choices)
+    evidence = models.JSONField(default=list, blank=True)
+    reference_answer = models.TextField(blank=True)
+    annotators = models.JSONField(default=list)
+    agreement = models.JSONField(default=dict)
+    gold_revision = models.PositiveIntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["task_id", "gold_case_id", "-created_at"]
+
+    def __str__(self) -> str:
+        return f"task {self.task_id} case {self.gold_case_id} adjudicated"

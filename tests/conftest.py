@@ -75,16 +75,30 @@ def team(db):
 
 @pytest.fixture
 def analyst(team):
+    """A team member as members were before roles: reviews answers and edits gold (a reviewer)."""
     user = UserFactory()
-    team.members.add(user)
+    team.members.add(user, through_defaults={"role": "reviewer"})
     return user
 
 
 @pytest.fixture
 def staff(team):
+    """A staff user who administers the team (as staff members migrate): changes its corpora."""
     user = UserFactory(is_staff=True)
-    team.members.add(user)
+    team.members.add(user, through_defaults={"role": "admin"})
     return user
+
+
+@pytest.fixture
+def member_with_role(team):
+    """member_with_role("viewer") -> a new user who is a member of ``team`` with that role."""
+
+    def make(role: str, **fields):
+        user = UserFactory(**fields)
+        team.members.add(user, through_defaults={"role": role})
+        return user
+
+    return make
 
 
 @pytest.fixture

@@ -100,7 +100,7 @@ from rest_framework.authtoken.models import Token
 from documents.models import Corpus, Team
 team = Team.objects.create(name="Ops")
 user = get_user_model().objects.create_user("ops", password="x", is_staff=True)
-team.members.add(user)
+team.members.add(user, through_defaults={"role": "admin"})
 corpus = Corpus.objects.create(name="ports", team=team)
 print(Token.objects.create(user=user).key, corpus.pk)
 """

@@ -181,3 +181,33 @@ def legend(labels: list[str]) -> list[dict]:
     from ui.charts import colour
 
     return [{"label": label, "colour": colour(index)} for index, label in enumerate(labels)]
+
+
+def gold_agreement(results) -> dict:
+    """How far annotators agreed on the gold a run scored against, from the gold cases' provenance.
+
+    Counts the cases whose gold came from an annotation task (adjudicated or agreed), and only
+    where the run scored the gold's current revision (an earlier one was not the task's). Their
+    agreement is what the annotators reached before any reviewer decided: the ceiling a system
+    can be expected to reach against this gold.
+    """
+    annotated = [
+        (r.gold_case.provenance, r.gold_case.metadata.get("annotation"))
+        for r in results
+        if r.gold_case.provenance in ("adjudicated", "agreed") and r.gold_case.revision == r.gold_revision
+    ]
+    annotated = [(kind, a) for kind, a in annotated if a and a.get("agreement")]
+    summary = {"cases": len(results), "annotated": len(annotated)}
+    if not annotated:
+        return summary
+    figures = [a["agreement"] for _, a in annotated]
+    f1s = [f["evidence_f1"] for f in figures if f.get("evidence_f1") is not None]
+    summary.update(
+        adjudicated=sum(kind == "adjudicated" for kind, _ in annotated),
+        agreed=sum(kind == "agreed" for kind, _ in annotated),
+        evidence_f1=sum(f1s) / len(f1s) if f1s else None,
+        labels_agree=sum(bool(f.get("labels_agree")) for f in figures) / len(figures),
+        annotators=sorted({name for _, a in annotated for name in a.get("annotators", ())}),
+        candidate_set=figures[0].get("candidate_set", ""),
+    )
+    return summary

@@ -17,6 +17,8 @@ from ui.views import (
     presets,
     review,
     signin,
+    tasks,
+    teams,
 )
 
 urlpatterns = [
@@ -45,6 +47,13 @@ urlpatterns = [
     path("benchmarks/<int:benchmark_pk>/cases/<int:pk>/", benchmarks.gold_case, name="gold-case"),
     path("presets/", presets.team_presets, name="team-presets"),
     path("presets/<int:pk>/delete/", presets.team_preset_remove, name="team-preset-delete"),
+    path("teams/", teams.teams, name="teams"),
+    path("teams/<int:pk>/", teams.team, name="team"),
+    path("tasks/", tasks.tasks, name="tasks"),
+    path("tasks/<int:pk>/", tasks.task, name="task"),
+    path("tasks/<int:pk>/adjudicate/", tasks.task_adjudicate, name="task-adjudicate"),
+    path("tasks/<int:pk>/agreed/", tasks.task_agreed, name="task-agreed"),
+    path("tasks/assignments/<int:pk>/", tasks.task_annotate, name="task-annotate"),
     path("evaluate/", evaluate.evaluate, name="evaluate"),
     path("evaluate/compare/", compare.compare_runs, name="evaluation-compare"),
     path("evaluate/runs/<int:pk>/", evaluate.evaluation_run, name="evaluation-run"),

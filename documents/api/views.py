@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db.models import Count
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import generics, status
-from rest_framework.exceptions import NotFound, PermissionDenied
+from rest_framework.exceptions import NotFound
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -23,9 +23,8 @@ from groundedqa_site.api import status_for
 from groundedqa_site.schema import ErrorSerializer
 
 
-def require_staff(user) -> None:
-    if not permissions.can_manage_corpora(user):
-        raise PermissionDenied("Only staff may change corpora.")
+def require_corpus_admin(user, corpus) -> None:
+    permissions.require_role(user, corpus.team, "change corpora")
 
 
 class CorpusListCreate(generics.ListCreateAPIView):
@@ -35,11 +34,11 @@ class CorpusListCreate(generics.ListCreateAPIView):
         return selectors.corpora_with_counts(self.request.user)
 
     def perform_create(self, serializer):
-        require_staff(self.request.user)
         team = serializer.validated_data["team"]
         if not permissions.is_member(self.request.user, team):
             # As for a team that does not exist: other teams' names are not disclosed.
             raise NotFound(f"No team named {team.name!r}.")
+        permissions.require_role(self.request.user, team, "change corpora")
         serializer.instance = reembedding.corpus_create_with_model(
             name=serializer.validated_data["name"],
             team=team,
@@ -56,12 +55,12 @@ class CorpusDetail(generics.RetrieveDestroyAPIView):
         return selectors.corpora_with_counts(self.request.user)
 
     def perform_destroy(self, instance):
-        require_staff(self.request.user)
+        require_corpus_admin(self.request.user, instance)
         services.corpus_delete(corpus=instance, actor=self.request.user)
 
 
 class CorpusEmbedding(APIView):
-    """The corpus's embedding model and its re-embeddings; POST re-embeds it with another (staff)."""
+    """The corpus's embedding model and its re-embeddings; POST re-embeds it with another (team admin)."""
 
     @extend_schema(responses=CorpusEmbeddingSerializer)
     def get(self, request, pk):
@@ -81,7 +80,7 @@ class CorpusEmbedding(APIView):
     )
     def post(self, request, pk):
         corpus = selectors.corpus_get_for_user(request.user, pk=pk)
-        require_staff(request.user)
+        require_corpus_admin(request.user, corpus)
         body = ReembedSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         job = reembedding.reembedding_start(
@@ -99,7 +98,7 @@ def _embedding(corpus) -> dict:
 
 
 class CorpusDocuments(APIView):
-    """List a corpus's documents, or upload files into it (staff)."""
+    """List a corpus's documents, or upload files into it (team admin)."""
 
     parser_classes = [MultiPartParser]  # files need multipart; a urlencoded form cannot carry them
 
@@ -112,7 +111,7 @@ class CorpusDocuments(APIView):
     @extend_schema(request=UploadSerializer, responses={202: DocumentSerializer(many=True)})
     def post(self, request, pk):
         corpus = selectors.corpus_get_for_user(request.user, pk=pk)
-        require_staff(request.user)
+        require_corpus_admin(request.user, corpus)
         upload = UploadSerializer(data=request.data)
         upload.is_valid(raise_exception=True)
         files = upload.validated_data["files"]
@@ -144,5 +143,5 @@ class DocumentDetail(generics.RetrieveDestroyAPIView):
         return selectors.documents_for_user(self.request.user).annotate(sentence_count=Count("sentences"))
 
     def perform_destroy(self, instance):
-        require_staff(self.request.user)
+        require_corpus_admin(self.request.user, instance.corpus)
         services.document_delete(document=instance, actor=self.request.user)

@@ -2,12 +2,14 @@
 
 - ``uploads``: corpora, files checked and parsed, document versions staged, deletes;
 - ``ingestion``: a staged version embedded and swapped in by a worker;
-- ``reaping``: embeddings whose worker died re-queued, lost messages sent again.
+- ``reaping``: embeddings whose worker died re-queued, lost messages sent again;
+- ``teams``: memberships and their roles.
 """
 
 from documents.errors import IngestError
 from documents.services.ingestion import document_embed, next_corpus_version
 from documents.services.reaping import documents_reap
+from documents.services.teams import membership_remove, membership_set
 from documents.services.uploads import (
     EMBED_DOCUMENT_TASK,
     Refused,
@@ -37,6 +39,8 @@ __all__ = [
     "corpus_delete",
     "document_delete",
     "document_embed",
+    "membership_remove",
+    "membership_set",
     "document_stage",
     "documents_reap",
     "documents_submit",

@@ -8,6 +8,7 @@ from rest_framework import generics, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from documents import permissions
 from documents.selectors import corpus_get_for_user, team_get_for_user
 from groundedqa_site.schema import VALIDATION_ERROR
 from qa import presets, scopes, selectors, services
@@ -114,7 +115,7 @@ class PresetList(APIView):
 
 
 class TeamPresetListCreate(generics.ListAPIView):
-    """The presets your teams saved (GET), or save one for a team of yours (POST -> 201).
+    """The presets your teams saved (GET), or save one for a team you administer (POST -> 201).
 
     A team preset is a built-in preset (``base``) plus ``parameters``; ask with
     it by name (``preset`` of POST /api/questions/, on a corpus of that team)
@@ -131,9 +132,11 @@ class TeamPresetListCreate(generics.ListAPIView):
         body = TeamPresetInput(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
+        team = team_get_for_user(request.user, data["team"])
+        permissions.require_role(request.user, team, "manage presets")
         preset = services.team_preset_create(
             user=request.user,
-            team=team_get_for_user(request.user, data["team"]),
+            team=team,
             name=data["name"],
             description=data["description"],
             base=data["base"],
@@ -144,7 +147,7 @@ class TeamPresetListCreate(generics.ListAPIView):
 
 class TeamPresetDetail(generics.RetrieveDestroyAPIView):
     """One of your teams' presets; DELETE removes it (questions and runs that used it keep their
-    configuration). Any member of the team may delete it."""
+    configuration). The team's admins may delete it."""
 
     serializer_class = TeamPresetSerializer
 
@@ -152,4 +155,5 @@ class TeamPresetDetail(generics.RetrieveDestroyAPIView):
         return selectors.team_preset_get_for_user(self.request.user, self.kwargs["pk"])
 
     def perform_destroy(self, instance):
+        permissions.require_role(self.request.user, instance.team, "manage presets")
         services.team_preset_delete(user=self.request.user, preset=instance)

@@ -12,6 +12,7 @@ from rest_framework import generics, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from documents import permissions
 from documents.selectors import corpus_get_for_user, document_get_for_user
 from review import selectors
 from review.api import serializers as s
@@ -51,6 +52,7 @@ class AnswerReviews(APIView):
     )
     def post(self, request, pk):
         answer = selectors.answer_get_for_user(request.user, pk)
+        permissions.require_role(request.user, answer.question.corpus.team, "review answers")
         body = s.ReviewInput(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
@@ -109,6 +111,7 @@ class AnswerGold(APIView):
     @extend_schema(request=s.GoldFromAnswerInput, responses={201: s.GoldCaseDetailSerializer})
     def post(self, request, pk):
         answer = selectors.answer_get_for_user(request.user, pk)
+        permissions.require_role(request.user, answer.question.corpus.team, "edit gold cases")
         body = s.GoldFromAnswerInput(data=request.data)
         body.is_valid(raise_exception=True)
         case = benchmark_services.gold_case_add(
@@ -130,6 +133,7 @@ class BenchmarkList(generics.ListCreateAPIView):
 
     def perform_create(self, serializer):
         corpus = corpus_get_for_user(self.request.user, pk=serializer.validated_data["corpus_id"])
+        permissions.require_role(self.request.user, corpus.team, "edit benchmarks")
         benchmark = benchmark_services.benchmark_create(
             name=serializer.validated_data["name"],
             corpus=corpus,
@@ -158,6 +162,7 @@ class BenchmarkCases(generics.ListAPIView):
     @extend_schema(request=s.AnnotateInput, responses={201: s.GoldCaseDetailSerializer})
     def post(self, request, pk):
         benchmark: Benchmark = selectors.benchmark_get_for_user(request.user, pk)
+        permissions.require_role(request.user, benchmark.corpus.team, "edit gold cases")
         body = s.AnnotateInput(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
@@ -198,6 +203,7 @@ class EvaluationList(generics.ListAPIView):
         body.is_valid(raise_exception=True)
         data = body.validated_data
         benchmark = selectors.benchmark_get_for_user(request.user, data["benchmark"])
+        permissions.require_role(request.user, benchmark.corpus.team, "run evaluations")
         run = evaluation_services.evaluation_run_create(
             benchmark=benchmark,
             preset=data["preset"],

@@ -53,7 +53,7 @@ def test_review_decisions_are_recorded(answered, analyst):
 def test_staff_read_their_teams_events_in_the_browser_and_nobody_else_does(staff, analyst, corpus):
     other_team = TeamFactory()
     other_staff = UserFactory(is_staff=True)
-    other_team.members.add(other_staff)
+    other_team.members.add(other_staff, through_defaults={"role": "admin"})
     signed_in(staff).post(f"/corpora/{CorpusFactory(team=staff.teams.first()).pk}/delete/")
     signed_in(other_staff).post(f"/corpora/{CorpusFactory(team=other_team, name='secret-x').pk}/delete/")
 

@@ -157,7 +157,7 @@ def test_admin_upload_stages_good_files_and_names_the_refused_one(staff, corpus)
 
 
 @pytest.mark.django_db
-def test_only_staff_upload(analyst, corpus):
+def test_only_team_admins_upload(analyst, corpus):
     response = upload(client_for(analyst), corpus, text_file())
     assert response.status_code == 403
     assert not Document.objects.exists()

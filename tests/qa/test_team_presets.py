@@ -25,6 +25,12 @@ PASSWORD = "correct horse battery"  # tests.factories.UserFactory's
 STAFF_QUESTION = "How many staff did the port authority employ?"
 
 
+@pytest.fixture
+def analyst(member_with_role):
+    """A team admin: saving and deleting a team's presets is its admins' (documents.permissions)."""
+    return member_with_role("admin")
+
+
 def browser_for(user) -> Client:
     browser = Client()
     assert browser.login(username=user.username, password=PASSWORD)

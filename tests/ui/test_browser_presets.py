@@ -12,6 +12,12 @@ from tests.ui.conftest import sign_in
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
+@pytest.fixture
+def analyst(member_with_role):
+    """A team admin: saving a team's presets is its admins' (documents.permissions)."""
+    return member_with_role("admin")
+
+
 def expect():
     from playwright.sync_api import expect as playwright_expect
 

@@ -12,7 +12,7 @@ register = template.Library()
 
 @register.filter
 def can_manage_corpora(user) -> bool:
-    """``{% if user|can_manage_corpora %}``: the staff right to change corpora (documents.permissions)."""
+    """``{% if user|can_manage_corpora %}``: the user administers a team (documents.permissions)."""
     return permissions.can_manage_corpora(user)
 
 
@@ -34,6 +34,7 @@ SECTIONS = {
     "review": ("review-queue", "review-answer"),
     "benchmarks": ("benchmark", "gold-case"),
     "annotate": ("annotate",),
+    "tasks": ("tasks", "task", "task-annotate", "task-adjudicate", "task-agreed"),
     "evaluate": (
         "evaluate",
         "evaluation-compare",
@@ -44,6 +45,7 @@ SECTIONS = {
     ),
     "corpora": ("corpora", "corpus", "corpus-analysis", "document-delete", "corpus-delete"),
     "presets": ("team-presets",),
+    "teams": ("teams", "team"),
     "audit": ("audit",),
     "operations": ("operations",),
 }

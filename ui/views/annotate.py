@@ -19,6 +19,7 @@ from documents.selectors import (
 from review import selectors as review_selectors
 from review.services import benchmarks as benchmark_services
 from ui.forms import AnnotateForm
+from ui.views.common import require_role
 
 DOCUMENT_CHOICES = 30
 
@@ -34,6 +35,8 @@ def annotate(request):
     benchmarks = review_selectors.benchmarks_for_user(request.user).filter(corpus_id=document.corpus_id)
     initial = {"split": request.GET.get("split", "dev"), "benchmark": request.GET.get("benchmark", "")}
     form = AnnotateForm(request.POST or None, initial=initial, sentences=sentences, benchmarks=benchmarks)
+    if request.method == "POST":
+        require_role(request.user, document.corpus.team, "edit gold cases")
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         annotation = benchmark_services.Annotation(

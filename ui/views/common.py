@@ -1,28 +1,21 @@
 from __future__ import annotations
 
-from functools import wraps
-
-from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 
 from documents import permissions
+from documents.errors import Forbidden
 
 # Job JSON a list of questions never shows: left unread so a page does not load every trace.
 LIST_DEFERRED = ("trace", "config", "answer__retrieved_documents")
 
 
-def staff_required(view):
-    """Signed-in staff only; a signed-in analyst gets 403, an anonymous visitor the sign-in page."""
-
-    @login_required
-    @wraps(view)
-    def wrapped(request, *args, **kwargs):
-        if not permissions.can_manage_corpora(request.user):
-            raise PermissionDenied("Only staff can change corpora.")
-        return view(request, *args, **kwargs)
-
-    return wrapped
+def require_role(user, team, action: str) -> None:
+    """documents.permissions' role check, refused with the 403 page (the message names the role)."""
+    try:
+        permissions.require_role(user, team, action)
+    except Forbidden as exc:
+        raise PermissionDenied(str(exc)) from exc
 
 
 def paginate(request, queryset, per_page: int = 25):

@@ -11,7 +11,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from documents import permissions, reembedding, services
 from documents.errors import DomainError
-from documents.models import Document
+from documents.models import Document, Role
 from documents.parsing import SUPPORTED_EXTENSIONS
 from documents.selectors import (
     corpora_with_counts,
@@ -22,15 +22,16 @@ from documents.selectors import (
 )
 from ui import selectors
 from ui.forms import CorpusCreateForm
-from ui.views.common import paginate, querystring_without_page, staff_required
+from ui.views.common import paginate, querystring_without_page, require_role
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
 def corpora(request):
-    teams = selectors.teams_for_user(request.user)
+    # A corpus is created for a team the user administers.
+    teams = permissions.teams_with_role(request.user, Role.ADMIN).order_by("name")
     form = None
-    if permissions.can_manage_corpora(request.user):
+    if teams.exists():
         form = CorpusCreateForm(request.POST or None, teams=teams)
         if request.method == "POST" and form.is_valid():
             try:
@@ -46,7 +47,7 @@ def corpora(request):
                 messages.success(request, f"Corpus {corpus.name} created. Upload its files below.")
                 return redirect("corpus", pk=corpus.pk)
     elif request.method == "POST":
-        raise PermissionDenied("Only staff can create corpora.")
+        raise PermissionDenied("Only a team's admins can create its corpora.")
     return render(request, "ui/corpora.html", {"corpora": corpora_with_counts(request.user), "form": form})
 
 
@@ -74,15 +75,17 @@ def corpus(request, pk: int):
             "querystring": querystring_without_page(request),
             "embedding_model": reembedding.corpus_model(corpus),
             "embedding_job": next(iter(corpus_embedding_jobs(corpus, limit=1)), None),
+            "can_change": permissions.can_change_corpus(request.user, corpus),
         },
     )
 
 
-@staff_required
+@login_required
 @require_POST
 def corpus_reembed(request, pk: int):
     """Queue a re-embedding; the corpus page follows its progress."""
     corpus = corpus_get_for_user(request.user, pk=pk)
+    require_role(request.user, corpus.team, "change corpora")
     try:
         job = reembedding.reembedding_start(
             corpus=corpus, model=request.POST.get("model", ""), requested_by=request.user
@@ -98,10 +101,11 @@ def corpus_reembed(request, pk: int):
     return redirect("corpus", pk=corpus.pk)
 
 
-@staff_required
+@login_required
 @require_http_methods(["GET", "POST"])
 def document_delete(request, pk: int):
     document = document_get_for_user(request.user, pk)
+    require_role(request.user, document.corpus.team, "change corpora")
     if request.method == "POST":
         services.document_delete(document=document, actor=request.user)
         messages.success(request, f"Deleted {document.external_id}.")
@@ -118,10 +122,11 @@ def document_delete(request, pk: int):
     )
 
 
-@staff_required
+@login_required
 @require_http_methods(["GET", "POST"])
 def corpus_delete(request, pk: int):
     corpus = corpus_get_for_user(request.user, pk=pk)
+    require_role(request.user, corpus.team, "change corpora")
     if request.method == "POST":
         try:
             services.corpus_delete(corpus=corpus, actor=request.user)

@@ -13,7 +13,7 @@ from review.models import EvaluationRun
 from review.services.evaluation import evaluation_run_create
 from ui import evaluation
 from ui.forms import EvaluationRunForm
-from ui.views.common import paginate
+from ui.views.common import paginate, require_role
 
 CHART_RUNS = 200
 
@@ -25,6 +25,7 @@ def evaluate(request):
     form = EvaluationRunForm(request.POST or None, benchmarks=benchmarks, user=request.user)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
+        require_role(request.user, data["benchmark"].corpus.team, "run evaluations")
         try:
             run = evaluation_run_create(
                 benchmark=data["benchmark"],
@@ -92,6 +93,7 @@ def evaluation_run(request, pk: int):
             "latency_histograms": evaluation.latency_histograms([result.metrics for result in results]),
             "calibration": evaluation.calibration([result.metrics for result in results]),
             "type_rows": type_rows,
+            "gold_agreement": evaluation.gold_agreement(results),
             "configuration": evaluation.configuration_label(run.preset),
             "results": results,
             "pending": run.status in (EvaluationRun.Status.QUEUED, EvaluationRun.Status.RUNNING),

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
+from documents import permissions
 from documents.errors import DomainError
+from documents.models import Role
 from qa import presets
 from qa.pipeline.parameters import described, parameter_values
 from qa.selectors import team_preset_get_for_user, team_presets_for_user
 from qa.services import team_preset_create, team_preset_delete
-from ui import selectors
 from ui.forms import TeamPresetForm
+from ui.views.common import require_role
 
 
 def _rows(user) -> list[dict]:
@@ -24,7 +27,13 @@ def _rows(user) -> list[dict]:
         except DomainError as exc:
             values, problem = [], str(exc)
         rows.append(
-            {"preset": saved, "set": described(saved.parameters), "values": values, "problem": problem}
+            {
+                "preset": saved,
+                "set": described(saved.parameters),
+                "values": values,
+                "problem": problem,
+                "can_delete": permissions.has_role(user, saved.team, Role.ADMIN),
+            }
         )
     return rows
 
@@ -32,7 +41,11 @@ def _rows(user) -> list[dict]:
 @login_required
 @require_http_methods(["GET", "POST"])
 def team_presets(request):
-    form = TeamPresetForm(request.POST or None, teams=selectors.teams_for_user(request.user))
+    # Presets are saved for a team the user administers; every member reads them.
+    teams = permissions.teams_with_role(request.user, Role.ADMIN).order_by("name")
+    if request.method == "POST" and not teams.exists():
+        raise PermissionDenied("Only a team's admins save its presets.")
+    form = TeamPresetForm(request.POST or None, teams=teams)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
@@ -62,6 +75,7 @@ def team_presets(request):
 @require_POST
 def team_preset_remove(request, pk: int):
     saved = team_preset_get_for_user(request.user, pk)
+    require_role(request.user, saved.team, "manage presets")
     team_preset_delete(user=request.user, preset=saved)
     messages.success(request, f"Deleted preset {saved.name} of team {saved.team.name}.")
     return redirect("team-presets")

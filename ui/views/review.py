@@ -16,7 +16,7 @@ from review.services import reviews as review_services
 from ui import selectors
 from ui.forms import AcceptForm, CorrectionForm, FlagForm, GoldFromAnswerForm, ReviewQueueFilterForm
 from ui.presenters import answer_view, content_view
-from ui.views.common import paginate, querystring_without_page
+from ui.views.common import paginate, querystring_without_page, require_role
 
 
 @login_required
@@ -106,6 +106,8 @@ def review_answer(request, pk: int):
         return _review_page(request, answer)
 
     action = request.POST.get("action", "")
+    team = answer.question.corpus.team
+    require_role(request.user, team, "edit gold cases" if action == "gold" else "review answers")
     form_class = {"accept": AcceptForm, "flag": FlagForm, "correct": CorrectionForm}.get(action)
     if action == "gold":
         return _add_to_benchmark(request, answer)

@@ -12,7 +12,7 @@ def test_package_imports_with_django_absent():
         "import sys\n"
         "for name in ('django', 'rest_framework', 'celery'): sys.modules[name] = None\n"
         "import review.evaluation, review.evaluation.metrics, review.evaluation.evaluate\n"
-        "import review.evaluation.reference, review.evaluation.report\n"
+        "import review.evaluation.reference, review.evaluation.report, review.evaluation.agreement\n"
         "assert not any(m == 'django' or m.startswith('django.') for m in sys.modules"
         " if sys.modules[m] is not None)\n"
     )

@@ -1,0 +1,130 @@
+"""Reads of annotation tasks: a user's tasks and queue, judgements and their agreement."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db.models import Case, Count, Q, QuerySet, Value, When
+from django.http import Http404
+
+from documents import lexical
+from documents.models import Sentence
+from documents.selectors import corpora_for_user
+from review.evaluation.agreement import Agreement, Judgement, agreement
+from review.evaluation.types import split_evidence_key
+from review.models import Adjudication, Annotation, AnnotationTask, Assignment
+
+# Stated beside every agreement figure (API, CSV, pages): what "per candidate sentence" counts.
+CANDIDATE_SET = (
+    "every sentence of every document that any annotator of the question opened or cited as evidence"
+)
+
+
+def tasks_for_user(user) -> QuerySet[AnnotationTask]:
+    """Tasks over the benchmarks of the user's teams, with their progress counted."""
+    return (
+        AnnotationTask.objects.filter(benchmark__corpus__in=corpora_for_user(user))
+        .select_related("benchmark", "benchmark__corpus__team", "created_by")
+        .annotate(
+            assignment_count=Count("assignments", distinct=True),
+            done_count=Count("assignments", filter=Q(assignments__status="done"), distinct=True),
+            skipped_count=Count("assignments", filter=Q(assignments__status="skipped"), distinct=True),
+        )
+        # Meta.ordering is not applied to a grouped query: pages would come in no fixed order.
+        .order_by("-created_at", "-pk")
+    )
+
+
+def task_get_for_user(user, pk) -> AnnotationTask:
+    task = tasks_for_user(user).filter(pk=pk).first()
+    if task is None:
+        raise Http404("No such annotation task.")
+    return task
+
+
+def queue_for_user(user, task: AnnotationTask) -> QuerySet[Assignment]:
+    """The user's own assignments in the task: pending first, then in case order."""
+    return (
+        Assignment.objects.filter(task=task, annotator=user)
+        .select_related("gold_case", "annotation")
+        .order_by(
+            Case(When(status=Assignment.Status.PENDING, then=Value(0)), default=Value(1)),
+            "gold_case__split",
+            "gold_case__case_id",
+        )
+    )
+
+
+def assignment_get_for_user(user, pk) -> Assignment:
+    """One of the user's own assignments; anyone else's is not found."""
+    assignment = (
+        Assignment.objects.filter(pk=pk, annotator=user, task__benchmark__corpus__in=corpora_for_user(user))
+        .select_related("task__benchmark__corpus__team", "gold_case")
+        .first()
+    )
+    if assignment is None:
+        raise Http404("No such assignment of yours.")
+    return assignment
+
+
+def task_annotations(task: AnnotationTask) -> QuerySet[Annotation]:
+    """Every submitted annotation of the task whose assignment is done."""
+    return (
+        Annotation.objects.filter(assignment__task=task, assignment__status=Assignment.Status.DONE)
+        .select_related("assignment__annotator", "assignment__gold_case")
+        .order_by("assignment__gold_case_id", "assignment__annotator__username")
+    )
+
+
+@dataclass(frozen=True)
+class TaskAgreement:
+    agreement: Agreement
+    # item key (the gold case's pk, as a string) -> the annotations behind it
+    annotations: dict[str, list[Annotation]]
+
+
+def candidate_sentences(corpus, documents: set[str]) -> set[str]:
+    """Evidence keys of every live sentence of the named documents of the corpus."""
+    rows = Sentence.objects.filter(
+        document__corpus=corpus, document__external_id__in=sorted(documents)
+    ).values_list("document__external_id", "label")
+    return {f"{external_id}#{label}" for external_id, label in rows}
+
+
+def task_agreement(task: AnnotationTask) -> TaskAgreement:
+    """The annotators' agreement on the task's done items (review.evaluation.agreement)."""
+    annotations: dict[str, list[Annotation]] = {}
+    for annotation in task_annotations(task):
+        annotations.setdefault(str(annotation.assignment.gold_case_id), []).append(annotation)
+    judgements = []
+    candidates: dict[str, set[str]] = {}
+    for item, rows in annotations.items():
+        documents: set[str] = set()
+        for row in rows:
+            judgements.append(
+                Judgement(
+                    item=item,
+                    annotator=row.assignment.annotator.get_username(),
+                    label=row.answerability,
+                    evidence=frozenset(row.evidence),
+                )
+            )
+            documents.update(row.opened_documents)
+            documents.update(split_evidence_key(key)[0] for key in row.evidence)
+        candidates[item] = candidate_sentences(task.benchmark.corpus, documents - {""})
+    return TaskAgreement(agreement(judgements, candidates, candidate_set=CANDIDATE_SET), annotations)
+
+
+def adjudications_of(task: AnnotationTask) -> dict[int, Adjudication]:
+    """The latest adjudication of each item of the task, by gold case pk."""
+    latest: dict[int, Adjudication] = {}
+    for row in Adjudication.objects.filter(task=task).select_related("adjudicator").order_by("created_at"):
+        latest[row.gold_case_id] = row
+    return latest
+
+
+def evidence_search(corpus, query: str, *, k: int = 10) -> list[Sentence]:
+    """The corpus's live sentences that best match ``query`` by BM25 (the pipeline's lexical search)."""
+    hits = lexical.bm25_search(corpus_id=corpus.pk, unit="sentence", query=query, version=corpus.version, k=k)
+    rows = Sentence.objects.filter(pk__in=[pk for pk, _ in hits]).select_related("document").in_bulk()
+    return [rows[pk] for pk, _ in hits if pk in rows]
