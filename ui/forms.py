@@ -228,19 +228,39 @@ class FlagForm(DecisionForm):
         self.fields["reason"].choices = [("", "Choose a reason…")] + list(Review.Reason.choices)
 
 
-def parse_sentence_ids(raw: str) -> list[int]:
-    """'12, 13 14' -> [12, 13, 14]; anything else in the list is a ValidationError."""
-    ids = []
-    for token in raw.replace(",", " ").split():
-        token = token.lstrip("#")
-        if not token.isdigit() or int(token) < 1:
-            raise forms.ValidationError(f"“{token}” is not a sentence id (a positive number).")
-        ids.append(int(token))
-    return ids
+def sentence_reference(document_external_id: str, label: str) -> str:
+    """How a person sees and types one sentence everywhere: "harbor-authority-report:3", its
+    document's id and its number in that document (the label the viewer shows beside it)."""
+    return f"{document_external_id}:{label}"
+
+
+def parse_sentence_references(raw: str) -> list[int | tuple[str, str]]:
+    """'report:3, report:4' -> [("report", "3"), ("report", "4")]. A bare number (or "#107") is a
+    sentence's database id, as stored corrections and scripts may still give it. Separated by
+    commas when there is one (a document id may hold spaces), else by spaces; anything else is a
+    ValidationError."""
+    tokens = raw.split(",") if "," in raw else raw.split()
+    references: list[int | tuple[str, str]] = []
+    for token in (t.strip() for t in tokens):
+        if not token:
+            continue
+        bare = token.lstrip("#")
+        document, _, label = token.rpartition(":")
+        if bare.isdigit() and int(bare) >= 1:
+            references.append(int(bare))
+        elif document.strip() and label.strip():
+            references.append((document.strip(), label.strip()))
+        else:
+            raise forms.ValidationError(
+                f"“{token}” is not a sentence: write document:number as the viewer shows it (report:3)."
+            )
+    return references
 
 
 class CorrectionForm(DecisionForm):
-    """A corrected answer: parallel lists ``sentence_text`` and ``sentence_cites`` (sentence ids)."""
+    """A corrected answer: parallel lists ``sentence_text`` and ``sentence_cites`` (sentence
+    references, ``parse_sentence_references``). ``resolve`` turns (document, label) pairs into
+    sentence ids of the answer's corpus, leaving out the ones it does not know."""
 
     id_prefix = "correct_"
     reason = forms.ChoiceField(required=False, label="Reason (optional)")
@@ -248,8 +268,9 @@ class CorrectionForm(DecisionForm):
         required=False, label="The corrected answer is a refusal (the corpus cannot answer)"
     )
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, resolve=None, **kwargs):
         super().__init__(*args, **kwargs)
+        self.resolve = resolve or (lambda pairs: {})
         self.fields["reason"].choices = [("", "No reason given")] + list(Review.Reason.choices)
         self.rows: list[dict] = []
         if self.is_bound:
@@ -264,7 +285,7 @@ class CorrectionForm(DecisionForm):
         for number, row in enumerate(self.rows, 1):
             text = row["text"].strip()
             try:
-                ids = parse_sentence_ids(row["cites"])
+                ids = self._sentence_ids(parse_sentence_references(row["cites"]))
             except forms.ValidationError as exc:
                 row["error"] = exc.messages[0]
                 self.add_error(None, f"Sentence {number}: {exc.messages[0]}")
@@ -282,6 +303,14 @@ class CorrectionForm(DecisionForm):
             )
         cleaned["sentences"] = sentences
         return cleaned
+
+    def _sentence_ids(self, references: list[int | tuple[str, str]]) -> list[int]:
+        pairs = [r for r in references if isinstance(r, tuple)]
+        found = self.resolve(pairs) if pairs else {}
+        unknown = [f"{document}:{label}" for document, label in pairs if (document, label) not in found]
+        if unknown:
+            raise forms.ValidationError(f"“{unknown[0]}” names no sentence of this corpus.")
+        return [r if isinstance(r, int) else found[r] for r in references]
 
 
 class GoldCaseTargetForm(UIForm):

@@ -102,6 +102,20 @@ def gold_cases_from_answer(answer):
     )
 
 
+def sentence_ids_by_reference(user, corpus, pairs) -> dict[tuple[str, str], int]:
+    """(document external id, label) -> sentence id, for sentences of ``corpus`` the user reads
+    (the references a reviewer types, ui.forms.sentence_reference)."""
+    documents = {document for document, _ in pairs}
+    labels = {label for _, label in pairs}
+    rows = Sentence.objects.filter(
+        document__corpus__in=corpora_for_user(user).filter(pk=corpus.pk),
+        document__external_id__in=documents,
+        label__in=labels,
+    ).values_list("document__external_id", "label", "pk")
+    wanted = set(pairs)
+    return {(document, label): pk for document, label, pk in rows if (document, label) in wanted}
+
+
 def sentence_refs(user, corpus, ids) -> dict[int, dict]:
     """Sentence id -> its document and label, for sentences of a corpus the user reads."""
     if not ids:

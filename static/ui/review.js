@@ -1,5 +1,6 @@
 // Review page: cite by clicking sentences in the viewer panel; add sentences; switch documents
-// without losing what has been typed. Without JavaScript the same form takes typed sentence ids.
+// without losing what has been typed. Without JavaScript the same form takes sentences typed as the
+// viewer shows them, document:number (a bare number is a sentence id, as older pages wrote them).
 (function () {
   "use strict";
 
@@ -8,22 +9,24 @@
   var addButton = document.getElementById("add-sentence");
   var panelForm = document.getElementById("panel-form");
   var active = null;
-  var labels = {}; // sentence id -> "document S3", learnt from the panels seen
+  var labels = {}; // reference ("document:3") or sentence id -> "document 3", learnt from the panels seen
 
   function rows() { return Array.prototype.slice.call(rowsBox.querySelectorAll(".correction-row")); }
   function idsOf(row) {
-    return row.querySelector("input.cites").value.split(/[\s,]+/).map(function (t) { return t.replace(/^#/, ""); })
-      .filter(function (t) { return /^\d+$/.test(t); });
+    var raw = row.querySelector("input.cites").value;
+    return raw.split(raw.indexOf(",") >= 0 ? "," : /\s+/).map(function (t) { return t.trim().replace(/^#(\d+)$/, "$1"); })
+      .filter(function (t) { return /^\d+$/.test(t) || /.:./.test(t); });
   }
   function setIds(row, ids) {
-    row.querySelector("input.cites").value = ids.join(" ");
+    // Commas when a document id holds a space, so each reference stays whole.
+    row.querySelector("input.cites").value = ids.join(ids.some(function (r) { return / /.test(r); }) ? ", " : " ");
     renderChips(row);
     syncPanel();
   }
 
   function learnLabels() {
     document.querySelectorAll("#pick-panel .pick").forEach(function (button) {
-      labels[button.dataset.sentenceId] = button.dataset.document + " " + button.dataset.label;
+      labels[button.dataset.sentenceId] = labels[button.dataset.ref] = button.dataset.document + " " + button.dataset.label;
     });
   }
 
@@ -33,7 +36,7 @@
     idsOf(row).forEach(function (id) {
       var chip = document.createElement("span");
       chip.className = "chip";
-      chip.appendChild(document.createTextNode(labels[id] || "#" + id));
+      chip.appendChild(document.createTextNode(labels[id] || (/^\d+$/.test(id) ? "#" + id : id)));
       var remove = document.createElement("button");
       remove.type = "button";
       remove.textContent = "×";
@@ -62,7 +65,8 @@
   function syncPanel() {
     var ids = active ? idsOf(active) : [];
     document.querySelectorAll("#pick-panel .pick").forEach(function (button) {
-      button.setAttribute("aria-pressed", ids.indexOf(button.dataset.sentenceId) >= 0 ? "true" : "false");
+      var cited = ids.indexOf(button.dataset.ref) >= 0 || ids.indexOf(button.dataset.sentenceId) >= 0;
+      button.setAttribute("aria-pressed", cited ? "true" : "false");
     });
   }
 
@@ -93,11 +97,10 @@
     document.querySelectorAll("#pick-panel .pick").forEach(function (button) {
       button.addEventListener("click", function () {
         if (!active) activate(rows()[0]);
-        var ids = idsOf(active);
-        var id = button.dataset.sentenceId;
-        var at = ids.indexOf(id);
-        if (at >= 0) ids.splice(at, 1); else ids.push(id);
-        setIds(active, ids);
+        var refs = idsOf(active).filter(function (r) { return r !== button.dataset.sentenceId; });
+        var at = refs.indexOf(button.dataset.ref);
+        if (at >= 0) refs.splice(at, 1); else if (refs.length === idsOf(active).length) refs.push(button.dataset.ref);
+        setIds(active, refs);
       });
     });
     rows().forEach(renderChips);

@@ -124,7 +124,10 @@ def test_accept_and_correct_an_answer_and_see_the_history(
     correction = Review.objects.get(answer=answer, action="correct")
     first = correction.sentences.order_by("ordinal").first()
     assert first.text == "The port handled 4.2 million containers in 2024."
-    assert [c.text for c in first.citations.all()] == [target.inner_text().rsplit("#", 1)[0].strip()]
+    reference = target.locator(".ref").inner_text()
+    assert reference.startswith("harbor-authority-report:")  # the name the viewer shows
+    assert editor.locator("input.cites").first.input_value() == reference
+    assert [c.text for c in first.citations.all()] == [target.inner_text().split(reference)[0].strip()]
 
     page.get_by_label("…or a new one named").fill("port-facts")
     page.get_by_role("button", name="Add to benchmark").click()

@@ -62,7 +62,17 @@ def test_a_stale_decision_is_refused_and_shows_what_changed(signed_in, analyst, 
     assert Review.objects.count() == 1
 
 
-def test_a_correction_with_cited_sentence_ids(signed_in, answered, demo_documents):
+@pytest.mark.parametrize(
+    "cite",
+    [
+        # As the viewer shows it, document:number: the one name a person sees and types.
+        lambda sentence: f"{sentence.document.external_id}:{sentence.label}",
+        # A sentence's database id, as older pages and scripts gave it.
+        lambda sentence: f"{sentence.pk}",
+    ],
+    ids=["reference", "id"],
+)
+def test_a_correction_with_cited_sentences(signed_in, answered, demo_documents, cite):
     sentence = demo_documents[0].sentences.order_by("ordinal")[1]
     response = signed_in.post(
         review_url(answered),
@@ -70,7 +80,7 @@ def test_a_correction_with_cited_sentence_ids(signed_in, answered, demo_document
             "action": "correct",
             "base_version": 0,
             "sentence_text": ["Corrected.", ""],
-            "sentence_cites": [f"{sentence.pk}", ""],
+            "sentence_cites": [cite(sentence), ""],
             "comment": "tighter",
         },
     )
@@ -83,10 +93,20 @@ def test_a_correction_with_cited_sentence_ids(signed_in, answered, demo_document
     assert "Answer as corrected" in page and "Corrected." in page
 
 
+def test_the_correction_form_shows_citations_as_the_viewer_names_them(signed_in, answered):
+    page = signed_in.get(review_url(answered)).content.decode()
+    cited = answered.answer.sentences.first().citations.first()
+    assert f'value="{cited.document_external_id}:{cited.label}' in page
+
+
 @pytest.mark.parametrize(
     "rows, message",
     [
-        ({"sentence_text": ["Text"], "sentence_cites": ["12 abc"]}, "is not a sentence id"),
+        (
+            {"sentence_text": ["Text"], "sentence_cites": ["12 abc"]},
+            "is not a sentence: write document:number",
+        ),
+        ({"sentence_text": ["Text"], "sentence_cites": ["nowhere:3"]}, "names no sentence of this corpus"),
         ({"sentence_text": [""], "sentence_cites": ["12"]}, "has citations but no text"),
         ({"sentence_text": [""], "sentence_cites": [""]}, "has no sentences"),
         ({"sentence_text": ["Text"], "sentence_cites": ["99999999"]}, "are not sentences of corpus"),

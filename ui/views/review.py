@@ -14,7 +14,14 @@ from review.errors import ReviewConflict
 from review.services import benchmarks as benchmark_services
 from review.services import reviews as review_services
 from ui import selectors
-from ui.forms import AcceptForm, CorrectionForm, FlagForm, GoldFromAnswerForm, ReviewQueueFilterForm
+from ui.forms import (
+    AcceptForm,
+    CorrectionForm,
+    FlagForm,
+    GoldFromAnswerForm,
+    ReviewQueueFilterForm,
+    sentence_reference,
+)
 from ui.presenters import answer_view, content_view
 from ui.views.common import paginate, querystring_without_page, require_role
 
@@ -48,7 +55,11 @@ def _editor_rows(content) -> list[dict]:
     return [
         {
             "text": sentence.text,
-            "cites": " ".join(str(c.sentence_id) for c in sentence.citations if c.sentence_id),
+            "cites": " ".join(
+                sentence_reference(c.document_external_id, c.label)
+                for c in sentence.citations
+                if c.sentence_id
+            ),
             "lost": [c for c in sentence.citations if not c.sentence_id],
         }
         for sentence in content.sentences
@@ -114,7 +125,14 @@ def review_answer(request, pk: int):
     if form_class is None:
         messages.error(request, "Choose accept, flag or correct.")
         return redirect("review-answer", pk=answer.pk)
-    form = form_class(request.POST)
+    if form_class is CorrectionForm:
+        corpus = answer.question.corpus
+        form = CorrectionForm(
+            request.POST,
+            resolve=lambda pairs: selectors.sentence_ids_by_reference(request.user, corpus, pairs),
+        )
+    else:
+        form = form_class(request.POST)
     if not form.is_valid():
         return _review_page(request, answer, forms={action: form}, status=400)
     data = form.cleaned_data
