@@ -198,6 +198,7 @@ class ReviewQueueFilterForm(UIForm):
         choices=[("", "Oldest first"), ("confidence", "Least confident first")],
     )
     origin = forms.ChoiceField(choices=ORIGIN_CHOICES, required=False, label="Questions")
+    mine = forms.BooleanField(required=False, label="Only the answers handed to me")
 
     def __init__(self, *args, user, **kwargs):
         super().__init__(*args, **kwargs)
