@@ -123,7 +123,13 @@ def assignments_ensure(*, task: AnnotationTask) -> int:
     with transaction.atomic():
         # Two callers at once would compute the same missing places from the same state.
         AnnotationTask.objects.select_for_update().filter(pk=task.pk).first()
-        annotators = list(task.annotators.order_by("username").values_list("pk", flat=True))
+        team = task.benchmark.corpus.team
+        # Someone whose role was lowered below annotator (or who left the team) gets no new items.
+        annotators = [
+            user.pk
+            for user in task.annotators.order_by("username")
+            if permissions.has_role(user, team, Role.ANNOTATOR)
+        ]
         items = list(task.cases.order_by("split", "case_id").values_list("pk", flat=True))
         existing = [
             (case, annotator, status != Assignment.Status.SKIPPED)

@@ -368,3 +368,19 @@ def _browser_for(user):
     browser = Client()
     browser.force_login(user)
     return browser
+
+
+@pytest.mark.django_db
+def test_a_skipped_question_does_not_go_to_someone_no_longer_an_annotator(tiny, people):
+    from documents.models import Membership
+
+    lead, ann, bob = people["lead"], people["ann"], people["bob"]
+    task_id = _create(client_for(lead), tiny, [ann, bob], overlap=1, case_ids=["c1"]).json()["id"]
+    holder, other = (ann, bob) if _queue(ann, task_id)["assignments"] else (bob, ann)
+    Membership.objects.filter(user=other).update(role="viewer")
+    [item] = _queue(holder, task_id)["assignments"]
+    skipped = client_for(holder).post(
+        f"/api/assignments/{item['id']}/skip/", {"reason": "conflict"}, format="json"
+    )
+    assert skipped.status_code == 200
+    assert _queue(other, task_id)["assignments"] == []  # a viewer now: nothing handed to them
