@@ -38,6 +38,7 @@ ROLE_FOR = {
     "edit benchmarks": Role.REVIEWER,
     "create annotation tasks": Role.REVIEWER,
     "adjudicate": Role.REVIEWER,
+    "split the review queue": Role.REVIEWER,
     "change corpora": Role.ADMIN,
     "manage presets": Role.ADMIN,
     "manage members": Role.ADMIN,

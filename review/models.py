@@ -387,3 +387,22 @@ class Adjudication(models.Model):
 
     def __str__(self) -> str:
         return f"task {self.task_id} case {self.gold_case_id} adjudicated"
+
+
+class ReviewAssignment(models.Model):
+    """An answer handed to one reviewer when a team splits its review queue; one reviewer per answer."""
+
+    answer = models.OneToOneField(Answer, on_delete=models.CASCADE, related_name="review_assignment")
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="review_assignments"
+    )
+    assigned_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["reviewer", "created_at"])]
+
+    def __str__(self) -> str:
+        return f"answer {self.answer_id} -> {self.reviewer_id}"

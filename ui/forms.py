@@ -198,6 +198,7 @@ class ReviewQueueFilterForm(UIForm):
         choices=[("", "Oldest first"), ("confidence", "Least confident first")],
     )
     origin = forms.ChoiceField(choices=ORIGIN_CHOICES, required=False, label="Questions")
+    mine = forms.BooleanField(required=False, label="Only the answers handed to me")
 
     def __init__(self, *args, user, **kwargs):
         super().__init__(*args, **kwargs)
@@ -485,3 +486,18 @@ class QuestionCheckForm(UIForm):
         super().__init__(*args, **kwargs)
         self.fields["preset"].choices = preset_choices_for(user)
         self.fields["preset"].initial = default_preset()
+
+
+class TaskCreateForm(UIForm):
+    """A new annotation task over one of the benchmarks the user may create tasks on."""
+
+    benchmark = forms.ModelChoiceField(queryset=None, empty_label=None)
+    name = forms.CharField(max_length=200)
+    guidelines = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}))
+    overlap = forms.IntegerField(min_value=1, max_value=20, initial=2, help_text="Annotators per question.")
+    annotators = forms.CharField(help_text="Usernames of team members, separated by spaces or commas.")
+    case_ids = forms.CharField(required=False, help_text="Only these case ids (default: every case).")
+
+    def __init__(self, *args, benchmarks, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["benchmark"].queryset = benchmarks

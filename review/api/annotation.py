@@ -8,12 +8,13 @@ from dataclasses import asdict
 
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from documents import permissions
+from documents.selectors import corpus_get_for_user
 from review import selectors
 from review.api import annotation_serializers as s
 from review.models import Assignment
@@ -279,3 +280,51 @@ class AdjudicationDecision(APIView):
             task=task, gold_case=case, adjudicator=request.user, **body.validated_data
         )
         return Response(s.AdjudicationSerializer(adjudication).data, status=status.HTTP_201_CREATED)
+
+
+class ReviewQueueSplit(APIView):
+    """Split the corpus's unreviewed answers among reviewers, least confident first (reviewers).
+
+    One reviewer per answer, balanced; answers already handed out keep their reviewer. Each
+    reviewer then asks GET /api/review-queue/?assigned_to=<their username>.
+    """
+
+    @extend_schema(request=s.ReviewSplitInput, responses={200: s.ReviewSplitSerializer})
+    def post(self, request):
+        body = s.ReviewSplitInput(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        key = data["corpus"]
+        corpus = (
+            corpus_get_for_user(request.user, pk=int(key))
+            if key.isdigit()
+            else corpus_get_for_user(request.user, name=key)
+        )
+        permissions.require_role(request.user, corpus.team, "split the review queue")
+        assigned = annotation_services.review_queue_split(
+            corpus=corpus,
+            reviewers=annotation_services.members_by_username(corpus.team, data["reviewers"]),
+            user=request.user,
+            limit=data["limit"],
+        )
+        progress = annotation_selectors.review_progress(corpus)
+        return Response(s.ReviewSplitSerializer({"assigned": assigned, "progress": progress}).data)
+
+
+class ReviewProgress(APIView):
+    """Per reviewer of a corpus's split review queue: answers assigned, reviewed, still waiting."""
+
+    @extend_schema(
+        parameters=[OpenApiParameter("corpus", str, required=True, description="Corpus id or name.")],
+        responses=s.ReviewProgressSerializer(many=True),
+    )
+    def get(self, request):
+        key = request.query_params.get("corpus", "")
+        corpus = (
+            corpus_get_for_user(request.user, pk=int(key))
+            if key.isdigit()
+            else corpus_get_for_user(request.user, name=key)
+        )
+        return Response(
+            s.ReviewProgressSerializer(annotation_selectors.review_progress(corpus), many=True).data
+        )

@@ -213,3 +213,28 @@ class AdjudicationItemSerializer(serializers.Serializer):
 
 class AgreedToGoldSerializer(serializers.Serializer):
     written = serializers.IntegerField(help_text="Gold cases changed (0 when run again with nothing new).")
+
+
+class ReviewSplitInput(serializers.Serializer):
+    corpus = serializers.CharField(help_text="Corpus id or name (one of your team's).")
+    reviewers = serializers.ListField(
+        child=serializers.CharField(max_length=150),
+        min_length=1,
+        max_length=200,
+        help_text="Usernames of the team's members (annotator role or above).",
+    )
+    limit = serializers.IntegerField(
+        min_value=1, required=False, allow_null=True, default=None, help_text="At most this many answers."
+    )
+
+
+class ReviewProgressSerializer(serializers.Serializer):
+    reviewer = serializers.CharField()
+    assigned = serializers.IntegerField()
+    reviewed = serializers.IntegerField()
+    waiting = serializers.IntegerField()
+
+
+class ReviewSplitSerializer(serializers.Serializer):
+    assigned = serializers.IntegerField(help_text="Answers handed out now (0 when none was left).")
+    progress = ReviewProgressSerializer(many=True)

@@ -93,6 +93,9 @@ class QueueQuery(serializers.Serializer):
     corpus = serializers.CharField(required=False, help_text="Corpus id or name.")
     preset = serializers.CharField(required=False)
     reviewer = serializers.CharField(required=False, help_text="User id or username of the latest decision.")
+    assigned_to = serializers.CharField(
+        required=False, help_text="User id or username: only the answers the split queue handed to them."
+    )
     order = serializers.ChoiceField(
         choices=["oldest", "confidence"],
         required=False,
@@ -121,6 +124,9 @@ class QueueItemSerializer(serializers.Serializer):
     latest_reason = serializers.CharField(allow_null=True)
     latest_reviewer = serializers.CharField(allow_null=True)
     latest_reviewed_at = serializers.DateTimeField(allow_null=True)
+    assigned_to = serializers.CharField(
+        source="assigned_reviewer", allow_null=True, help_text="Whom the split queue handed it to."
+    )
 
 
 class GoldFromAnswerInput(serializers.Serializer):

@@ -12,7 +12,7 @@ from documents.models import Sentence
 from documents.selectors import corpora_for_user
 from review.evaluation.agreement import Agreement, Judgement, agreement
 from review.evaluation.types import split_evidence_key
-from review.models import Adjudication, Annotation, AnnotationTask, Assignment
+from review.models import Adjudication, Annotation, AnnotationTask, Assignment, ReviewAssignment
 
 # Stated beside every agreement figure (API, CSV, pages): what "per candidate sentence" counts.
 CANDIDATE_SET = (
@@ -128,3 +128,25 @@ def evidence_search(corpus, query: str, *, k: int = 10) -> list[Sentence]:
     hits = lexical.bm25_search(corpus_id=corpus.pk, unit="sentence", query=query, version=corpus.version, k=k)
     rows = Sentence.objects.filter(pk__in=[pk for pk, _ in hits]).select_related("document").in_bulk()
     return [rows[pk] for pk, _ in hits if pk in rows]
+
+
+def review_progress(corpus) -> list[dict]:
+    """Per reviewer of the corpus's split review queue: answers assigned, reviewed, still waiting."""
+    rows = (
+        ReviewAssignment.objects.filter(answer__question__corpus=corpus)
+        .values("reviewer__username")
+        .annotate(
+            assigned=Count("pk", distinct=True),
+            reviewed=Count("pk", filter=Q(answer__reviews__isnull=False), distinct=True),
+        )
+        .order_by("reviewer__username")
+    )
+    return [
+        {
+            "reviewer": row["reviewer__username"],
+            "assigned": row["assigned"],
+            "reviewed": row["reviewed"],
+            "waiting": row["assigned"] - row["reviewed"],
+        }
+        for row in rows
+    ]

@@ -171,6 +171,7 @@ def review_queue(
     reviewer=None,
     least_confident_first: bool = False,
     origin: str = "asked",
+    assigned_to=None,
 ):
     """Answers to review, oldest first, with their latest decision annotated.
 
@@ -180,7 +181,8 @@ def review_queue(
     latest decision. ``least_confident_first`` orders by the answer's confidence,
     lowest first, so analysts review where GroundedQA is least sure.
     ``origin``: answers to questions people asked (the
-    default), to an evaluation run's questions, or all.
+    default), to an evaluation run's questions, or all. ``assigned_to``: a user
+    id or username; only the answers the split review queue handed to them.
     """
     latest = Review.objects.filter(answer=OuterRef("pk")).order_by("-version")
     qs = answers_for_user(user).annotate(
@@ -190,6 +192,7 @@ def review_queue(
         latest_reviewer_id=Subquery(latest.values("reviewer_id")[:1]),
         latest_reviewer=Subquery(latest.values("reviewer__username")[:1]),
         latest_reviewed_at=Subquery(latest.values("created_at")[:1]),
+        assigned_reviewer=F("review_assignment__reviewer__username"),
     )
     qs = by_origin(qs, origin or "asked", prefix="question__")
     if status == "unreviewed":
@@ -213,6 +216,13 @@ def review_queue(
     if reviewer not in (None, ""):
         key = str(reviewer)
         qs = qs.filter(latest_reviewer_id=int(key)) if key.isdigit() else qs.filter(latest_reviewer=key)
+    if assigned_to not in (None, ""):
+        key = str(assigned_to)
+        qs = (
+            qs.filter(review_assignment__reviewer_id=int(key))
+            if key.isdigit()
+            else qs.filter(review_assignment__reviewer__username=key)
+        )
     if least_confident_first:
         # Answers without a confidence (older ones, presets without the model) come last.
         return qs.order_by(F("confidence").asc(nulls_last=True), "created_at", "pk")

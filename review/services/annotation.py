@@ -19,9 +19,18 @@ from django.db import transaction
 
 from documents import permissions
 from documents.models import Document, Role, Sentence
+from review import selectors as review_selectors
 from review.errors import AnnotationInvalid, AssignmentConflict
 from review.evaluation.types import evidence_key, split_evidence_key
-from review.models import Adjudication, Annotation, AnnotationTask, Assignment, Benchmark, GoldCase
+from review.models import (
+    Adjudication,
+    Annotation,
+    AnnotationTask,
+    Assignment,
+    Benchmark,
+    GoldCase,
+    ReviewAssignment,
+)
 from review.selectors import annotation as annotation_selectors
 from review.services.gold import apply_changes, bump_version, lock_benchmark
 
@@ -114,7 +123,13 @@ def assignments_ensure(*, task: AnnotationTask) -> int:
     with transaction.atomic():
         # Two callers at once would compute the same missing places from the same state.
         AnnotationTask.objects.select_for_update().filter(pk=task.pk).first()
-        annotators = list(task.annotators.order_by("username").values_list("pk", flat=True))
+        team = task.benchmark.corpus.team
+        # Someone whose role was lowered below annotator (or who left the team) gets no new items.
+        annotators = [
+            user.pk
+            for user in task.annotators.order_by("username")
+            if permissions.has_role(user, team, Role.ANNOTATOR)
+        ]
         items = list(task.cases.order_by("split", "case_id").values_list("pk", flat=True))
         existing = [
             (case, annotator, status != Assignment.Status.SKIPPED)
@@ -375,16 +390,47 @@ def agreed_to_gold(*, task: AnnotationTask, reviewer) -> int:
 
 def annotators_by_username(benchmark: Benchmark, usernames: Sequence[str]) -> list:
     """The users named, each a member of the benchmark's team; unknown names are refused."""
+    return members_by_username(benchmark.corpus.team, usernames)
+
+
+def members_by_username(team, usernames: Sequence[str]) -> list:
+    """The users named, each a member of the team; unknown names are refused."""
     names = list(dict.fromkeys(usernames))
-    users = list(
-        get_user_model().objects.filter(username__in=names, teams=benchmark.corpus.team).order_by("username")
-    )
+    users = list(get_user_model().objects.filter(username__in=names, teams=team).order_by("username"))
     unknown = sorted(set(names) - {u.get_username() for u in users})
     if unknown:
-        raise AnnotationInvalid(
-            f"No member of team {benchmark.corpus.team.name!r} named {', '.join(unknown)}."
-        )
+        raise AnnotationInvalid(f"No member of team {team.name!r} named {', '.join(unknown)}.")
     return users
+
+
+def review_queue_split(
+    *, corpus, reviewers: Sequence, user, limit: int | None = None, origin: str = "asked"
+) -> int:
+    """Hand the corpus's unreviewed, unassigned answers to the reviewers, least confident first.
+
+    One reviewer per answer, balanced as annotation items are: each answer goes to the reviewer
+    with the fewest answers still waiting for them. Answers already assigned keep their reviewer,
+    so splitting again hands out only new answers. The caller checked the role.
+    """
+    people = list(dict.fromkeys(reviewers))
+    if not people:
+        raise AnnotationInvalid("Name at least one reviewer.")
+    unable = [p.get_username() for p in people if not permissions.has_role(p, corpus.team, Role.ANNOTATOR)]
+    if unable:
+        raise AnnotationInvalid(f"{', '.join(unable)}: not annotators of team {corpus.team.name!r}.")
+    queue = review_selectors.review_queue(
+        user, status="unreviewed", corpus=corpus.pk, least_confident_first=True, origin=origin
+    ).filter(review_assignment__isnull=True)
+    answers = list(queue.values_list("pk", flat=True)[: limit or None])
+    waiting = ReviewAssignment.objects.filter(answer__question__corpus=corpus, answer__reviews__isnull=True)
+    # Answers still waiting for each reviewer count towards their load, under keys no new answer has.
+    existing = [(("waiting", a), r, True) for a, r in waiting.values_list("answer_id", "reviewer_id")]
+    pairs = balanced_assignment(answers, [p.pk for p in people], 1, existing)
+    created = ReviewAssignment.objects.bulk_create(
+        [ReviewAssignment(answer_id=a, reviewer_id=r, assigned_by=user) for a, r in pairs],
+        ignore_conflicts=True,  # one reviewer per answer: a concurrent split's answers stay theirs
+    )
+    return len(created)
 
 
 __all__ = [
@@ -395,5 +441,7 @@ __all__ = [
     "annotators_by_username",
     "assignment_skip",
     "assignments_ensure",
+    "members_by_username",
+    "review_queue_split",
     "balanced_assignment",
 ]

@@ -218,6 +218,16 @@ ENDPOINTS = {
         ),
         lambda w: Adjudication.objects.filter(task=w.task).exists(),
     ),
+    "api: split the review queue": (
+        "reviewer",
+        200,
+        lambda u, w: _api(u).post(
+            "/api/review-queue/split/",
+            {"corpus": w.corpus.name, "reviewers": [a.username for a in w.annotators]},
+            format="json",
+        ),
+        None,
+    ),
     "page: create a corpus": (
         "admin",
         302,

@@ -11,7 +11,7 @@ from django.core.management import call_command
 
 from review.models import Assignment, GoldCase
 from review.services.annotation import assignments_ensure, balanced_assignment
-from tests.review.helpers import PORT, client_for, sentence
+from tests.review.helpers import OMAN, PORT, client_for, make_answer, make_document, sentence
 
 # ---- balanced assignment (pure) ---------------------------------------------------------------
 
@@ -293,3 +293,94 @@ def test_adjudicated_gold_round_trips_through_export_and_import(tiny, corpus, pe
     assert provenance["annotators"] == sorted([ann.username, bob.username])
     assert provenance["answerability"] == "partial"
     assert provenance["agreement"]["labels_agree"] is False
+
+
+# ---- the review queue split among a team's annotators ----------------------------------------
+
+
+@pytest.mark.django_db
+def test_the_review_queue_is_split_least_confident_first_with_progress(corpus, people, member_with_role):
+    lead, ann, bob = people["lead"], people["ann"], people["bob"]
+    asker = member_with_role("viewer")
+    oman = make_document(corpus, "oman-q", OMAN)
+    answers = [
+        make_answer(corpus=corpus, user=asker, question=f"Question {i}?", confidence=c, parts=[])
+        for i, c in enumerate([0.9, 0.1, 0.5, 0.3, 0.7])
+    ]
+    assert oman.pk
+    denied = client_for(ann).post(
+        "/api/review-queue/split/", {"corpus": corpus.name, "reviewers": [ann.username]}, format="json"
+    )
+    assert denied.status_code == 403
+    split = client_for(lead).post(
+        "/api/review-queue/split/",
+        {"corpus": corpus.name, "reviewers": [ann.username, bob.username], "limit": 4},
+        format="json",
+    )
+    assert split.status_code == 200, split.content
+    assert split.json()["assigned"] == 4
+    progress = {row["reviewer"]: row for row in split.json()["progress"]}
+    assert progress[ann.username]["assigned"] == progress[bob.username]["assigned"] == 2
+
+    # The four least confident went out (0.1, 0.3, 0.5, 0.7), alternating; 0.9 waits.
+    queues = {
+        who: client_for(who)
+        .get(f"/api/review-queue/?assigned_to={who.username}&order=confidence")
+        .json()["results"]
+        for who in (ann, bob)
+    }
+    held = {who: [a["confidence"] for a in queue] for who, queue in queues.items()}
+    assert sorted(held.values()) == [[0.1, 0.5], [0.3, 0.7]]
+    assert all(a["assigned_to"] == who.username for who, queue in queues.items() for a in queue)
+    first, second = (ann, bob) if held[ann][0] == 0.1 else (bob, ann)
+
+    # A review counts in the reviewer's progress; splitting again hands out only the one left,
+    # to the reviewer with fewer answers waiting.
+    reviewed = queues[first][0]["answer"]
+    accepted = client_for(first).post(
+        f"/api/answers/{reviewed}/reviews/", {"action": "accept", "base_version": 0}, format="json"
+    )
+    assert accepted.status_code == 201
+    again = client_for(lead).post(
+        "/api/review-queue/split/",
+        {"corpus": corpus.name, "reviewers": [ann.username, bob.username]},
+        format="json",
+    )
+    assert again.json()["assigned"] == 1
+    progress = {row["reviewer"]: row for row in again.json()["progress"]}
+    assert progress[first.username] == {
+        "reviewer": first.username,
+        "assigned": 3,
+        "reviewed": 1,
+        "waiting": 2,
+    }
+    assert progress[second.username]["waiting"] == 2
+    answers[0].refresh_from_db()
+    assert answers[0].review_assignment.reviewer == first
+
+    page = _browser_for(first).get("/review/?status=unreviewed&mine=on").content.decode()
+    assert "2 answers." in page and f"for {first.username}" in page
+
+
+def _browser_for(user):
+    from django.test import Client
+
+    browser = Client()
+    browser.force_login(user)
+    return browser
+
+
+@pytest.mark.django_db
+def test_a_skipped_question_does_not_go_to_someone_no_longer_an_annotator(tiny, people):
+    from documents.models import Membership
+
+    lead, ann, bob = people["lead"], people["ann"], people["bob"]
+    task_id = _create(client_for(lead), tiny, [ann, bob], overlap=1, case_ids=["c1"]).json()["id"]
+    holder, other = (ann, bob) if _queue(ann, task_id)["assignments"] else (bob, ann)
+    Membership.objects.filter(user=other).update(role="viewer")
+    [item] = _queue(holder, task_id)["assignments"]
+    skipped = client_for(holder).post(
+        f"/api/assignments/{item['id']}/skip/", {"reason": "conflict"}, format="json"
+    )
+    assert skipped.status_code == 200
+    assert _queue(other, task_id)["assignments"] == []  # a viewer now: nothing handed to them

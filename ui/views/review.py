@@ -39,6 +39,7 @@ def review_queue(request):
             "preset": form.cleaned_data["preset"] or None,
             "least_confident_first": form.cleaned_data["order"] == "confidence",
             "origin": form.cleaned_data["origin"] or "asked",
+            "assigned_to": request.user.pk if form.cleaned_data["mine"] else None,
         }
     answers = review_selectors.review_queue(request.user, **filters).defer(
         "retrieved_documents", "question__trace", "question__config"

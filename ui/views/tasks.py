@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
@@ -18,23 +17,11 @@ from review.evaluation.types import split_evidence_key
 from review.models import Annotation, Assignment
 from review.selectors import annotation as annotation_selectors
 from review.services import annotation as annotation_services
+from ui.forms import TaskCreateForm
 from ui.views.common import require_role
 
 # How many of the corpus's documents the "open a document" list offers (by external id).
 DOCUMENT_CHOICES = 500
-
-
-class TaskCreateForm(forms.Form):
-    benchmark = forms.ModelChoiceField(queryset=None, empty_label=None)
-    name = forms.CharField(max_length=200)
-    guidelines = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}))
-    overlap = forms.IntegerField(min_value=1, max_value=20, initial=2, help_text="Annotators per question.")
-    annotators = forms.CharField(help_text="Usernames of team members, separated by spaces or commas.")
-    case_ids = forms.CharField(required=False, help_text="Only these case ids (default: every case).")
-
-    def __init__(self, *args, benchmarks, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.fields["benchmark"].queryset = benchmarks
 
 
 def _words(text: str) -> list[str]:
