@@ -215,7 +215,14 @@ class Cluster:
 
 
 def cluster_environment(
-    *, database: str, broker_url: str, broker_dir: Path | None, lease: int, heartbeat: int, reaper: int
+    *,
+    database: str,
+    broker_url: str,
+    broker_dir: Path | None,
+    lease: int,
+    heartbeat: int,
+    reaper: int,
+    worker_reclaim: int | None = None,
 ) -> dict[str, str]:
     env = {
         **os.environ,
@@ -225,6 +232,9 @@ def cluster_environment(
         "JOB_LEASE_SECONDS": str(lease),
         "JOB_HEARTBEAT_SECONDS": str(heartbeat),
         "JOB_REAPER_INTERVAL_SECONDS": str(reaper),
+        # Each worker's own reclaim timer (groundedqa_site/recovery.py), as often as the reaper
+        # unless told otherwise.
+        "JOB_WORKER_RECLAIM_SECONDS": str(worker_reclaim or reaper),
         "HF_HUB_OFFLINE": "1",
         "TRANSFORMERS_OFFLINE": "1",
         "LOG_LEVEL": "INFO",

@@ -58,6 +58,20 @@ def remember_consumed_queues(sender=None, **kwargs):
     jobs.serve_queues(consumed_queues(sender))
 
 
+@signals.worker_process_init.connect
+def start_lease_reclaimer(sender=None, **kwargs):
+    """Each pool process (and a solo worker's one process) reclaims expired leases of its worker's
+    queues on a timer of its own, so jobs of a dead worker come back even when beat or the
+    maintenance worker is dead too (groundedqa_site/recovery.py).
+
+    In the pool processes rather than the worker's main process: a thread running in the main
+    process while it forks a replacement child could leave the child holding a lock or a
+    connection that thread had open."""
+    from groundedqa_site import jobs, recovery
+
+    recovery.start_worker_reclaimer(queues=jobs.serving_queues(), node=str(sender or ""))
+
+
 # Queues whose tasks encode text: a worker consuming any of them loads the encoder up front.
 ENCODING_QUEUES = {"requeued", "retrieval", "generation", "citation", "verification", "evaluation"} | {
     "ingestion",
