@@ -150,6 +150,15 @@ def recovery_problem(now: datetime | None = None) -> str | None:
     return None
 
 
+# What `make run`'s launcher supervises (groundedqa_site/launcher.py): each child, alive or waiting
+# to be started again, and its restarts; absent when the site runs under another supervisor.
+LAUNCHER_CHILDREN_KEY = "launcher:children"
+
+
+def launcher_children() -> dict | None:
+    return cache.get(LAUNCHER_CHILDREN_KEY)
+
+
 # --- each worker process's own timer ------------------------------------------
 
 _reclaimer_thread: threading.Thread | None = None

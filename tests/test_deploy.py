@@ -19,6 +19,7 @@ from rest_framework.test import APIClient
 
 from bench.cluster import Cluster, cluster_environment
 from groundedqa_site import recovery
+from groundedqa_site.launcher import child_specs
 from qa.models import Conversation, Question
 from tests.conftest import REPO, wait_for
 
@@ -189,3 +190,16 @@ def test_check_deploy_is_clean_with_the_documented_production_environment():
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no issues" in result.stdout
+
+
+def test_the_procfile_runs_beat_as_a_process_of_its_own_and_no_worker_embeds_it():
+    """Celery's advice: a beat thread inside `worker -B` can die while the worker looks healthy."""
+    lines = [line for line in (REPO / "deploy" / "Procfile").read_text().splitlines() if line[:1].isalnum()]
+    processes = dict(line.split(": ", 1) for line in lines)
+    assert processes["beat"].startswith("celery -A groundedqa_site beat ")
+    assert [name for name, command in processes.items() if " -B" in command or "--beat" in command] == []
+    assert " -Q maintenance " in processes["maintenance"]
+    # The same split in `make run`.
+    launched = {name: command for name, command in child_specs()}
+    assert launched["beat"][3:6] == ["-A", "groundedqa_site", "beat"]
+    assert not any("-B" in command for command in launched.values())

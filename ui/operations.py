@@ -161,6 +161,7 @@ def snapshot() -> dict:
         "jobs": job_summaries(now),
         "stuck": stuck,
         "recovery": recovery_state(stuck, now),
+        "launcher": recovery.launcher_children(),
         "lease_holders": lease_holders(now),
         "workers": worker_replies(),
     }

@@ -37,6 +37,7 @@ def operations_page(request):
                     and _stuck_json(recovery.oldest_past_lease),
                     "past_lease_seconds": recovery.past_lease_seconds,
                 },
+                "launcher": state["launcher"],
                 "lease_holders": state["lease_holders"],
                 "workers": state["workers"],
             }
