@@ -88,6 +88,12 @@ def main(argv: list[str] | None = None) -> int:
         help="busy: seconds to wait for the whole import after the questions (timed only if it ends)",
     )
     parser.add_argument(
+        "--down",
+        default="",
+        help="faults: cluster processes SIGKILLed after the first question and left down, "
+        "of maintenance,beat (default none)",
+    )
+    parser.add_argument(
         "--brokers", default="", help="faults, e2e: brokers to run on, of filesystem,redis (default both)"
     )
     parser.add_argument(

@@ -35,7 +35,7 @@ from importlib import import_module
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db import connection
+from django.db import DatabaseError, connection
 from django.utils import timezone
 
 logger = logging.getLogger("groundedqa.jobs")
@@ -77,7 +77,12 @@ def reclaim_expired(*, queues: frozenset[str] | None, process: str, role: str) -
     for reclaimer in reclaimers_for(queues):
         module, name = reclaimer.function.split(":")
         report[reclaimer.kind] = getattr(import_module(module), name)()
-    record_pass(process=process, role=role, reclaimed=sum(report.values()))
+    try:
+        record_pass(process=process, role=role, reclaimed=sum(report.values()))
+    except DatabaseError as exc:  # the jobs are reclaimed all the same; only /readyz will not know
+        logger.warning(
+            "%s: could not record the reclaim pass (%s); was `manage.py createcachetable` run?", role, exc
+        )
     if any(report.values()):
         logger.info("%s (%s) reclaimed: %s", role, process, report)
     return report
