@@ -29,13 +29,14 @@ BENCHMARKS = {
     "e2e": "bench.e2e",
     "serving": "bench.serving",
     "faults": "bench.faults",
+    "launcher_kills": "bench.launcher_kills",
     "comparison": "bench.comparison",
     "busy": "bench.busy",
     "reembed": "bench.reembed",
     "hnsw_insert": "bench.hnsw_insert",
     "reader_threads": "bench.reader_threads",
 }
-ON_REQUEST = {"faults", "busy", "hnsw_insert"}
+ON_REQUEST = {"faults", "launcher_kills", "busy", "hnsw_insert"}
 
 
 def main(argv: list[str] | None = None) -> int:
