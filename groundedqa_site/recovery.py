@@ -6,8 +6,9 @@ whichever process passes first:
 - the reaper (``groundedqa_site.tasks.reap_jobs``), sent every
   JOB_REAPER_INTERVAL_SECONDS by Celery beat to the maintenance worker, reclaims
   every kind of job;
-- every worker process also reclaims the jobs of the queues its worker consumes,
-  every JOB_WORKER_RECLAIM_SECONDS, from a thread of its own. A QA worker takes
+- every worker also reclaims the jobs of the queues it consumes, every
+  JOB_WORKER_RECLAIM_SECONDS, from a thread of its main process (started once the
+  worker is ready; groundedqa_site/celery.py says why not in its pool). A QA worker takes
   back questions (and evaluation runs if it serves ``evaluation``), an ingestion
   worker documents and re-embeddings, the maintenance worker everything.
 
@@ -190,8 +191,8 @@ def start_worker_reclaimer(*, queues: frozenset[str], node: str) -> threading.Th
 
 def _reclaim_forever(queues: frozenset[str], role: str) -> None:
     interval = settings.JOB_WORKER_RECLAIM_SECONDS
-    # Spread the processes' passes, which start together with their worker.
-    wait = random.uniform(0, min(interval, 1.0))
+    # The jitter spreads the passes of workers started together.
+    wait = interval * random.uniform(0.8, 1.2)
     while True:
         time.sleep(wait)
         try:
