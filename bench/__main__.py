@@ -29,13 +29,14 @@ BENCHMARKS = {
     "e2e": "bench.e2e",
     "serving": "bench.serving",
     "faults": "bench.faults",
+    "launcher_kills": "bench.launcher_kills",
     "comparison": "bench.comparison",
     "busy": "bench.busy",
     "reembed": "bench.reembed",
     "hnsw_insert": "bench.hnsw_insert",
     "reader_threads": "bench.reader_threads",
 }
-ON_REQUEST = {"faults", "busy", "hnsw_insert"}
+ON_REQUEST = {"faults", "launcher_kills", "busy", "hnsw_insert"}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -86,6 +87,12 @@ def main(argv: list[str] | None = None) -> int:
         type=int,
         default=3600,
         help="busy: seconds to wait for the whole import after the questions (timed only if it ends)",
+    )
+    parser.add_argument(
+        "--down",
+        default="",
+        help="faults: cluster processes SIGKILLed after the first question and left down, "
+        "of maintenance,beat (default none)",
     )
     parser.add_argument(
         "--brokers", default="", help="faults, e2e: brokers to run on, of filesystem,redis (default both)"

@@ -105,7 +105,6 @@ def use_broker(url: str, transport_options: dict | None = None, transport: str |
 
 MAINTENANCE_WORKER = [
     "worker",
-    "-B",
     "-Q",
     "maintenance",
     "-P",
@@ -138,12 +137,24 @@ class Cluster:
         for name in self.specs:
             self.start(name)
         if self.beat:
-            # As ``make run`` does: one light process runs beat and the reaper it schedules.
-            args = [*MAINTENANCE_WORKER, "-s", str(self.workdir / "celerybeat-schedule"), "--loglevel=INFO"]
-            self._spawn("maintenance", args)
+            # As ``make run`` and deploy/Procfile do: a light worker runs the reaper, which
+            # beat, a process of its own, sends it every few seconds.
+            self.start_maintenance()
+            self.start_beat()
         for name in [*self.specs, *(["maintenance"] if self.beat else [])]:
             self.wait_ready(name)
         return self
+
+    def start_maintenance(self) -> None:
+        self._marks["maintenance"] = self._log_size("maintenance")
+        self._spawn("maintenance", [*MAINTENANCE_WORKER, "--loglevel=INFO"])
+
+    def start_beat(self) -> None:
+        self._marks["beat"] = self._log_size("beat")
+        self._spawn("beat", ["beat", "--loglevel=INFO", "-s", str(self.workdir / "celerybeat-schedule")])
+
+    def _log_size(self, name: str) -> int:
+        return self.log(name).stat().st_size if self.log(name).exists() else 0
 
     def __exit__(self, *exc) -> None:
         for name in list(self.processes):
@@ -209,13 +220,27 @@ class Cluster:
         process.wait()
 
     def restart(self, name: str) -> None:
-        self.start(name)
-        self.wait_ready(name)
+        if name == "beat":
+            self.start_beat()
+            self._wait_for(name, b"Sending due task", since=self._marks[name])
+        else:
+            if name == "maintenance":
+                self.start_maintenance()
+            else:
+                self.start(name)
+            self.wait_ready(name)
         self.restarts += 1
 
 
 def cluster_environment(
-    *, database: str, broker_url: str, broker_dir: Path | None, lease: int, heartbeat: int, reaper: int
+    *,
+    database: str,
+    broker_url: str,
+    broker_dir: Path | None,
+    lease: int,
+    heartbeat: int,
+    reaper: int,
+    worker_reclaim: int | None = None,
 ) -> dict[str, str]:
     env = {
         **os.environ,
@@ -225,6 +250,9 @@ def cluster_environment(
         "JOB_LEASE_SECONDS": str(lease),
         "JOB_HEARTBEAT_SECONDS": str(heartbeat),
         "JOB_REAPER_INTERVAL_SECONDS": str(reaper),
+        # Each worker's own reclaim timer (groundedqa_site/recovery.py), as often as the reaper
+        # unless told otherwise.
+        "JOB_WORKER_RECLAIM_SECONDS": str(worker_reclaim or reaper),
         "HF_HUB_OFFLINE": "1",
         "TRANSFORMERS_OFFLINE": "1",
         "LOG_LEVEL": "INFO",

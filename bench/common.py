@@ -75,6 +75,8 @@ def setup_django(*, migrate: bool = True) -> None:
         from django.core.management import call_command
 
         call_command("migrate", verbosity=0, interactive=False)
+        # Where workers record their reclaim passes (groundedqa_site/recovery.py), as in a release.
+        call_command("createcachetable", verbosity=0)
     _django_ready = True
 
 

@@ -81,6 +81,9 @@ class RoundResult:
     # The longest time in which no QA worker process started or ended a task (their logs):
     # whether the survivors kept consuming while a worker was dead or restarting.
     longest_pause_between_tasks: float = 0.0
+    # Processes SIGKILLed once the first question was asked and left down for the round (the
+    # maintenance worker, beat): recovery then rests on the workers' own reclaim timers.
+    down: list[str] = field(default_factory=list)
 
     @property
     def recovery_seconds(self) -> list[float]:
@@ -341,8 +344,12 @@ def fault_round(
     ask_interval: float = 0.2,
     timeout: float = 300,
     seed: int = 0,
+    down: tuple[str, ...] = (),
 ) -> RoundResult:
-    """Ask ``questions`` questions (one every ``ask_interval`` s) while the killer works; then count."""
+    """Ask ``questions`` questions (one every ``ask_interval`` s) while the killer works; then count.
+
+    ``down``: cluster processes (``maintenance``, ``beat``) SIGKILLed right after the first
+    question is asked and not started again during the round."""
     from qa.models import Answer, Question
 
     ids: list[int] = []
@@ -374,8 +381,11 @@ def fault_round(
     killer.start()
     watcher.start()
     try:
-        for _ in range(questions):
+        for n in range(questions):
             ids.append(ask())
+            if n == 0:
+                for name in down:
+                    cluster.kill_worker(name)
             time.sleep(ask_interval)
     finally:
         asking_done.set()
@@ -385,7 +395,9 @@ def fault_round(
     # A whole-worker restart still under way finishes before the caller stops the cluster.
     for thread in killer.restarting:
         thread.join(timeout=180)
-    result = RoundResult(broker=broker, questions=questions, kills=killer.kills, load_samples=load_samples)
+    result = RoundResult(
+        broker=broker, questions=questions, kills=killer.kills, load_samples=load_samples, down=list(down)
+    )
     result.wall_seconds = time.monotonic() - started
     rows = list(Question.objects.filter(pk__in=ids).values_list("pk", "status", "error"))
     result.done = sum(1 for _, status, _ in rows if status == Question.Status.DONE)
@@ -477,6 +489,7 @@ def _round(args, broker: str, corpus, user, workdir: Path) -> RoundResult:
         whole_worker_every=5,
         ask_interval=1.0,
         timeout=1800,  # from the first question on, asking included
+        down=tuple(name for name in (args.down or "").split(",") if name),
     )
     database = connection.settings_dict["NAME"]
     if broker == "filesystem":
@@ -528,7 +541,7 @@ def run(args) -> None:
         load = _load_summary(r.load_samples)
         rows.append(
             [
-                r.broker,
+                r.broker + (f" ({' and '.join(r.down)} killed)" if r.down else ""),
                 r.questions,
                 r.done,
                 r.failed,
@@ -576,12 +589,14 @@ def run(args) -> None:
         ],
         rows,
     )
+    down = "".join(f"-{name}" for name in (args.down or "").split(",") if name)
     write_result(
-        "faults",
+        f"faults-down{down}" if down else "faults",
         {
             "lease_seconds": settings.JOB_LEASE_SECONDS,
             "heartbeat_seconds": settings.JOB_HEARTBEAT_SECONDS,
             "reaper_interval_seconds": settings.JOB_REAPER_INTERVAL_SECONDS,
+            "worker_reclaim_seconds": settings.JOB_WORKER_RECLAIM_SECONDS,
             "rounds": [r.as_dict() for r in results],
         },
         quick=args.quick,

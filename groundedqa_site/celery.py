@@ -58,6 +58,24 @@ def remember_consumed_queues(sender=None, **kwargs):
     jobs.serve_queues(consumed_queues(sender))
 
 
+@signals.worker_ready.connect
+def start_lease_reclaimer(sender=None, **kwargs):
+    """The worker reclaims expired leases of its queues on a timer of its own, so jobs of a dead
+    worker come back even when beat or the maintenance worker is dead too
+    (groundedqa_site/recovery.py).
+
+    In the worker's main process, once it is ready, not in its pool processes: with a timer in
+    each pool process, `make run`'s QA worker stopped taking messages after two of its pool
+    processes were killed seconds apart (bench launcher_kills seed 0: 3 runs of 3 stopped; 1 run
+    without any worker timer and 2 with it here answered all). The thread opens a database
+    connection per pass and closes it, so a pool process forked meanwhile inherits none it could
+    use (psycopg closes only its own process's)."""
+    from groundedqa_site import jobs, recovery
+
+    node = getattr(sender, "hostname", "") or ""
+    recovery.start_worker_reclaimer(queues=jobs.serving_queues(), node=str(node))
+
+
 # Queues whose tasks encode text: a worker consuming any of them loads the encoder up front.
 ENCODING_QUEUES = {"requeued", "retrieval", "generation", "citation", "verification", "evaluation"} | {
     "ingestion",

@@ -2,7 +2,9 @@
 
 ``/healthz`` says the web process answers (no I/O: a stuck database must not get a
 healthy process restarted). ``/readyz`` says this process can serve requests now:
-the database answers and has every migration applied, and the broker takes messages.
+the database answers and has every migration applied, the broker takes messages, and
+jobs whose worker dies are being recovered: a reaper pass or a worker's lease reclaim ran
+within JOB_RECOVERY_STALE_SECONDS (groundedqa_site/recovery.py).
 Both are public and return JSON; readiness failures name the part that failed.
 """
 
@@ -17,6 +19,8 @@ from django.db.migrations.executor import MigrationExecutor
 from django.http import JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
+
+from groundedqa_site import recovery
 
 
 @never_cache
@@ -54,12 +58,23 @@ def _check_broker() -> str | None:
     return None
 
 
+def _check_job_recovery() -> str | None:
+    try:
+        return recovery.recovery_problem()
+    except DatabaseError as exc:  # the cache table lives in the database, reported above
+        return f"last recovery pass unknown: {exc}".strip()
+
+
 @never_cache
 @require_GET
 def readyz(request):
     failures = {
         name: problem
-        for name, check in (("database", _check_database), ("broker", _check_broker))
+        for name, check in (
+            ("database", _check_database),
+            ("broker", _check_broker),
+            ("job recovery", _check_job_recovery),
+        )
         if (problem := check())
     }
     if failures:

@@ -5,7 +5,8 @@ row claimed with one conditional UPDATE that also writes a lease: an owner
 token and an expiry. While the job runs, ``heartbeat`` renews the expiry from a
 thread of the worker process; if the process dies (SIGKILL, out of memory,
 machine restart) the renewals stop with it. The reaper (``groundedqa_site.
-tasks.reap_jobs``, run by Celery beat) then finds the expired lease, puts the
+tasks.reap_jobs``, run by Celery beat, or any worker's own reclaim timer: groundedqa_site/
+recovery.py) then finds the expired lease, puts the
 job back in its queue, and sends its task again. Every write that ends a job
 is fenced on the owner token, so a worker that lost its lease (frozen, cut off
 from the database) and comes back cannot overwrite the job's new owner.
@@ -155,6 +156,10 @@ _worker_queues: frozenset[str] = frozenset()
 def serve_queues(queues: set[str]) -> None:
     global _worker_queues
     _worker_queues = frozenset(queues)
+
+
+def serving_queues() -> frozenset[str]:
+    return _worker_queues
 
 
 def runs_here(task_name: str) -> bool:

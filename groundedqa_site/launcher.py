@@ -2,13 +2,17 @@
 
 Starts (or reuses) the embedded PostgreSQL, migrates, creates a demo admin the
 first time, starts two Celery workers (ingestion apart, so questions are
-answered while a corpus embeds), a maintenance worker running Celery beat and
-the reaper that re-queues jobs whose worker died, and the web server on
-127.0.0.1:8000, then
-loads a demo corpus with a progress bar: the analyst benchmark from
-../shared/data when it is there (the documents its questions need first),
-otherwise the small sample shipped in documents/demo_corpus. Ctrl-C stops
-the children and the database.
+answered while a corpus embeds), a maintenance worker (the reaper's home),
+Celery beat in a process of its own (it sends the reaper every few seconds),
+and the web server on 127.0.0.1:8000, then loads a demo corpus with a progress
+bar: the analyst benchmark from ../shared/data when it is there (the documents
+its questions need first), otherwise the small sample shipped in
+documents/demo_corpus.
+
+Every child is supervised: one that dies (killed, out of memory, crashed) is
+started again after a back-off that doubles with each quick death up to
+RESTART_BACKOFF_MAX seconds, and each restart is printed and logged. Ctrl-C (or
+SIGTERM) stops the children and the database.
 """
 
 from __future__ import annotations
@@ -18,7 +22,9 @@ import secrets
 import signal
 import subprocess
 import sys
+import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "groundedqa_site.settings")
@@ -29,12 +35,15 @@ django.setup()
 
 from django.conf import settings  # noqa: E402
 from django.contrib.auth import get_user_model  # noqa: E402
+from django.core.cache import cache  # noqa: E402
 from django.core.management import call_command  # noqa: E402
+from django.db import DatabaseError, connection  # noqa: E402
+from django.utils import timezone  # noqa: E402
 from tqdm import tqdm  # noqa: E402
 
 from documents import parsing, services  # noqa: E402
 from documents.models import Corpus, Document, Team  # noqa: E402
-from groundedqa_site import embedded_db  # noqa: E402
+from groundedqa_site import embedded_db, recovery  # noqa: E402
 
 ADDRESS = os.environ.get("GROUNDEDQA_ADDRESS", "127.0.0.1:8000")
 QA_WORKER_QUEUES = "requeued,retrieval,generation,citation,verification,evaluation,default"
@@ -57,20 +66,21 @@ def main() -> int:
     call_command("collectstatic", interactive=False, verbosity=0)
     team, _ = Team.objects.get_or_create(name="Analysts")
     create_demo_admin(team)
-    children = start_children()
+    logs = settings.VAR_DIR / "logs"
+    supervisor = Supervisor(child_specs(), logs)
+    supervisor.start()
+    print(f"Logs: {logs}/", flush=True)
     print(f"GroundedQA is starting on http://{ADDRESS}/  (Ctrl-C stops everything)", flush=True)
     try:
         load_demo_corpus(team)
         print(f"Ready: http://{ADDRESS}/  (Ctrl-C stops everything)", flush=True)
-        while all(child.poll() is None for child in children):
+        while True:
             time.sleep(1)
-        print("A server process exited; stopping.", file=sys.stderr)
-        return 1
     except KeyboardInterrupt:
         print("\nStopping...", flush=True)
         return 0
     finally:
-        stop_children(children)
+        supervisor.stop()
         if settings.EMBEDDED_PGDATA is not None:
             embedded_db.stop(settings.EMBEDDED_PGDATA)
 
@@ -101,22 +111,12 @@ def create_demo_admin(team: Team) -> None:
     print("=" * 60, flush=True)
 
 
-def start_children() -> list[subprocess.Popen]:
+def child_specs() -> list[tuple[str, list[str]]]:
+    """(name, command) of every process `make run` runs; each one's log is var/logs/<name>.log."""
     python = sys.executable
-    worker = [
-        python,
-        "-m",
-        "celery",
-        "-A",
-        "groundedqa_site",
-        "worker",
-        "--loglevel=WARNING",
-        "--without-gossip",
-        "--without-mingle",
-    ]
-    logs = settings.VAR_DIR / "logs"
-    logs.mkdir(parents=True, exist_ok=True)
-    specs = [
+    celery = [python, "-m", "celery", "-A", "groundedqa_site"]
+    worker = celery + ["worker", "--loglevel=WARNING", "--without-gossip", "--without-mingle"]
+    return [
         # Uploads have a worker of their own, idle until one comes, so they never wait
         # behind the demo corpus or an import_benchmark (the "ingestion-bulk" queue), whose
         # worker runs at a lower CPU priority (BULK_WORKER_NICE) so uploads and questions go first.
@@ -127,24 +127,168 @@ def start_children() -> list[subprocess.Popen]:
         # of their own would load it again (memory, and a minute's start on 2 cores). With an
         # LLM, start a worker on "generation,citation,verification" alone (deploy/Procfile).
         ("qa-worker", worker + ["-Q", QA_WORKER_QUEUES, "-c", "2", "-n", "qa@%h"]),
-        # A light process (no models) runs beat and the reaper it schedules every few seconds
+        # A light process (no models) runs the reaper beat sends every few seconds
         # (groundedqa_site/tasks.py), so jobs of a dead worker come back even while the
-        # other workers are busy.
-        (
-            "maintenance-worker",
-            worker
-            + ["-B", "-s", str(settings.VAR_DIR / "celerybeat-schedule")]
-            + ["-Q", "maintenance", "-P", "solo", "-n", "maintenance@%h"],
-        ),
+        # other workers are busy; every worker also reclaims its own queues' jobs
+        # (groundedqa_site/recovery.py), so recovery does not depend on this one or on beat.
+        ("maintenance-worker", worker + ["-Q", "maintenance", "-P", "solo", "-n", "maintenance@%h"]),
+        # Beat apart, as Celery advises: its death is a process exit the supervisor sees, where a
+        # beat thread dying inside `worker -B` left the worker looking healthy.
+        ("beat", celery + ["beat", "--loglevel=INFO", "-s", str(settings.VAR_DIR / "celerybeat-schedule")]),
         ("web", web_server_command(python)),
     ]
-    children = []
-    for name, cmd in specs:
+
+
+# A child that dies within STABLE_SECONDS of its start waits twice as long as last time before the
+# next start, from RESTART_BACKOFF_MIN up to RESTART_BACKOFF_MAX; one that ran longer starts again
+# after the minimum. So a crash loop (a port in use, a broken setting) costs a start every
+# RESTART_BACKOFF_MAX seconds, not a busy loop, and a one-off kill is repaired at once.
+RESTART_BACKOFF_MIN = 1.0
+RESTART_BACKOFF_MAX = 30.0
+STABLE_SECONDS = 60.0
+CHILDREN_KEY = recovery.LAUNCHER_CHILDREN_KEY
+
+
+@dataclass
+class Child:
+    name: str
+    command: list[str]
+    process: subprocess.Popen | None = None
+    started_at: float = 0.0
+    restarts: int = 0
+    quick_deaths: int = 0  # deaths in a row, each within STABLE_SECONDS of its start
+    restart_at: float | None = None  # a restart is due then (monotonic)
+    last_exit: str = ""
+    history: list[str] = field(default_factory=list)  # "time: what happened", newest last
+
+
+class Supervisor:
+    """Starts the children, restarts any that dies with a bounded back-off, stops them all.
+
+    Supervision runs on a thread of its own, so it goes on while the main thread
+    loads the demo corpus. ``stop`` first halts it under the lock, so no child is
+    started again while the others are being stopped.
+    """
+
+    def __init__(
+        self,
+        specs: list[tuple[str, list[str]]],
+        logs: Path,
+        *,
+        env: dict[str, str] | None = None,
+        backoff_min: float = RESTART_BACKOFF_MIN,
+        backoff_max: float = RESTART_BACKOFF_MAX,
+        stable_seconds: float = STABLE_SECONDS,
+        poll_seconds: float = 0.5,
+        report=None,
+    ):
+        self.children = [Child(name, command) for name, command in specs]
+        self.logs, self.env = logs, env
+        self.backoff_min, self.backoff_max, self.stable_seconds = backoff_min, backoff_max, stable_seconds
+        self.poll_seconds = poll_seconds
+        self.report = report or (lambda line: print(line, file=sys.stderr, flush=True))
+        self.lock = threading.Lock()
+        self.halted = threading.Event()
+        self.thread = threading.Thread(target=self._watch, name="launcher-supervisor", daemon=True)
+
+    def start(self) -> None:
+        self.logs.mkdir(parents=True, exist_ok=True)
+        with self.lock:
+            for child in self.children:
+                self._spawn(child)
+        self._publish()
+        self.thread.start()
+
+    def _spawn(self, child: Child) -> None:
         # Own process group: Ctrl-C reaches us once and we stop children in order.
-        log = open(logs / f"{name}.log", "ab")  # noqa: SIM115 - kept open for the child's lifetime
-        children.append(subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True))
-    print(f"Logs: {logs}/", flush=True)
-    return children
+        with open(self.logs / f"{child.name}.log", "ab") as log:  # the child keeps its own copy
+            child.process = subprocess.Popen(
+                child.command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=self.env
+            )
+        child.started_at, child.restart_at = time.monotonic(), None
+
+    def _watch(self) -> None:
+        while not self.halted.wait(self.poll_seconds):
+            with self.lock:
+                if self.halted.is_set():
+                    return
+                changed = [child for child in self.children if self._check(child, time.monotonic())]
+            if changed:
+                self._publish()
+
+    def _check(self, child: Child, now: float) -> bool:
+        """Note a death or carry out a due restart; whether anything changed."""
+        if child.restart_at is None:
+            code = child.process.poll()
+            if code is None:
+                return False
+            ran = now - child.started_at
+            child.quick_deaths = child.quick_deaths + 1 if ran < self.stable_seconds else 1
+            delay = min(self.backoff_min * 2 ** (child.quick_deaths - 1), self.backoff_max)
+            child.restart_at = now + delay
+            child.last_exit = _exit_text(code)
+            self._note(
+                child,
+                f"{child.name} (pid {child.process.pid}) {child.last_exit} after {ran:.0f} s; "
+                f"starting it again in {delay:.1f} s (log: {self.logs / child.name}.log)",
+            )
+            return True
+        if now < child.restart_at:
+            return False
+        self._spawn(child)
+        child.restarts += 1
+        self._note(child, f"{child.name} started again (pid {child.process.pid}, restart {child.restarts})")
+        return True
+
+    def _note(self, child: Child, line: str) -> None:
+        child.history = [*child.history, f"{time.strftime('%H:%M:%S')} {line}"][-20:]
+        self.report(f"[launcher] {line}")
+
+    def _publish(self) -> None:
+        """What the operations page shows: each child, alive or waiting to restart, and its restarts."""
+        state = {
+            "at": timezone.now().isoformat(),
+            "children": {
+                child.name: {
+                    "pid": child.process.pid if child.process else None,
+                    "alive": child.process is not None and child.process.poll() is None,
+                    "restarts": child.restarts,
+                    "last_exit": child.last_exit,
+                    "history": child.history[-5:],
+                }
+                for child in self.children
+            },
+        }
+        try:
+            cache.set(CHILDREN_KEY, state, timeout=None)
+        except DatabaseError:  # the database restarting: the next change publishes again
+            pass
+        finally:
+            if threading.current_thread() is self.thread:
+                connection.close()
+
+    def processes(self) -> list[subprocess.Popen]:
+        return [child.process for child in self.children if child.process is not None]
+
+    def stop(self, grace: float = 20.0) -> None:
+        with self.lock:
+            self.halted.set()
+        if self.thread.is_alive():
+            self.thread.join(timeout=5)
+        stop_children(self.processes(), grace=grace)
+        try:
+            cache.delete(CHILDREN_KEY)
+        except DatabaseError:
+            pass
+
+
+def _exit_text(code: int) -> str:
+    if code < 0:
+        try:
+            return f"was killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"was killed by signal {-code}"
+    return f"exited with code {code}"
 
 
 def web_server_command(python: str) -> list[str]:

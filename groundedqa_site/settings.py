@@ -357,6 +357,13 @@ JOB_HEARTBEAT_SECONDS = env_int("JOB_HEARTBEAT_SECONDS", 3, minimum=1)
 if JOB_HEARTBEAT_SECONDS * 2 > JOB_LEASE_SECONDS:
     raise ImproperlyConfigured("JOB_HEARTBEAT_SECONDS must be at most half of JOB_LEASE_SECONDS.")
 JOB_REAPER_INTERVAL_SECONDS = env_int("JOB_REAPER_INTERVAL_SECONDS", 2, minimum=1)
+# Besides the reaper, every worker process reclaims its own queues' expired leases on a timer
+# of its own (groundedqa_site/recovery.py), so recovery outlives beat; /readyz fails when no
+# pass of either kind has run for JOB_RECOVERY_STALE_SECONDS (docs/jobs-and-recovery.md).
+JOB_WORKER_RECLAIM_SECONDS = env_int("JOB_WORKER_RECLAIM_SECONDS", 5, minimum=1)
+JOB_RECOVERY_STALE_SECONDS = env_int(
+    "JOB_RECOVERY_STALE_SECONDS", 6 * max(JOB_REAPER_INTERVAL_SECONDS, JOB_WORKER_RECLAIM_SECONDS), minimum=1
+)
 # Worker processes that answer questions or embed documents load the encoder in the
 # worker's main process before it forks its pool, so a pool process started to
 # replace one that died is ready at once instead of loading the model first.

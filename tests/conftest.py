@@ -144,6 +144,10 @@ def celery_worker_process(django_db_setup, django_db_blocker, broker_dir, tmp_pa
         "CELERY_BROKER_URL": "filesystem://",
         # Structured logs, so tests can find a job's lines by its ids (tests/test_logs.py).
         "LOG_FORMAT": "json",
+        # Tests that stage a dead worker's job reclaim it themselves, at a moment they choose; this
+        # worker's own reclaim timer (groundedqa_site/recovery.py) waits an hour before its first
+        # pass. tests/qa/test_worker_recovery.py tests that timer in workers of its own.
+        "JOB_WORKER_RECLAIM_SECONDS": "3600",
     }
     cmd = [
         sys.executable,

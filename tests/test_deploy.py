@@ -6,14 +6,22 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
+from datetime import timedelta
 
 import pytest
+from django.core.cache import cache
+from django.db import connection
 from django.test import Client
+from django.utils import timezone
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from bench.cluster import Cluster, cluster_environment
+from groundedqa_site import recovery
+from groundedqa_site.launcher import child_specs
 from qa.models import Conversation, Question
-from tests.conftest import REPO
+from tests.conftest import REPO, wait_for
 
 
 def api_client(user) -> APIClient:
@@ -84,6 +92,7 @@ def test_a_successful_sign_in_resets_the_username_count(settings, django_user_mo
 def test_health_and_readiness(settings, tmp_path):
     client = Client()
     assert client.get("/healthz").json() == {"status": "ok"}
+    recovery.record_pass(process="worker-host:1", role="worker qa@worker-host", reclaimed=0)
     assert client.get("/readyz").json() == {"status": "ready"}
     settings.CELERY_BROKER_TRANSPORT_OPTIONS = {
         **settings.CELERY_BROKER_TRANSPORT_OPTIONS,
@@ -92,6 +101,59 @@ def test_health_and_readiness(settings, tmp_path):
     response = client.get("/readyz")
     assert response.status_code == 503
     assert "broker folder" in response.json()["failures"]["broker"]
+
+
+@pytest.mark.django_db
+def test_readiness_fails_naming_job_recovery_when_no_reclaim_pass_ran_recently(settings):
+    settings.JOB_RECOVERY_STALE_SECONDS = 30
+    cache.delete(recovery.PASSES_KEY)
+    client = Client()
+    never = client.get("/readyz")
+    assert never.status_code == 503
+    assert "no reaper pass or lease reclaim has run yet" in never.json()["failures"]["job recovery"]
+
+    long_ago = timezone.now() - timedelta(seconds=45)
+    recovery.record_pass(process="old-host:7", role="reaper (beat)", reclaimed=0, now=long_ago)
+    stale = client.get("/readyz")
+    assert stale.status_code == 503
+    problem = stale.json()["failures"]["job recovery"]
+    assert "for 45 s" in problem and "JOB_RECOVERY_STALE_SECONDS=30" in problem and "reaper (beat)" in problem
+
+    recovery.record_pass(process="worker-host:8", role="worker qa@worker-host", reclaimed=0)
+    assert client.get("/readyz").json() == {"status": "ready"}
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_readiness_fails_within_the_setting_after_every_reclaiming_process_died(settings, tmp_path):
+    """A real maintenance worker and beat record their passes; killed, /readyz turns 503 in time."""
+    settings.JOB_RECOVERY_STALE_SECONDS = 4
+    cache.delete(recovery.PASSES_KEY)
+    env = cluster_environment(
+        database=connection.settings_dict["NAME"],
+        broker_url="filesystem://",
+        broker_dir=tmp_path / "broker",
+        lease=6,
+        heartbeat=2,
+        reaper=1,
+    )
+    client = Client()
+    with Cluster(tmp_path, env, workers=[]) as cluster:
+        wait_for(lambda: client.get("/readyz").status_code == 200, timeout=60, message="a first pass")
+
+        def roles() -> set[str]:
+            return {p.role.split("@")[0] for p in recovery.recent_passes()}
+
+        # Both paths record their passes: beat's reaper and the maintenance worker's own timer.
+        wait_for(lambda: roles() == {"reaper (beat)", "worker maintenance"}, timeout=30, message="both")
+        for name in list(cluster.processes):
+            cluster.kill_worker(name)
+        killed = time.monotonic()
+        wait_for(lambda: client.get("/readyz").status_code == 503, timeout=30, message="/readyz to fail")
+        noticed = time.monotonic() - killed
+    assert "no reaper pass or lease reclaim for" in client.get("/readyz").json()["failures"]["job recovery"]
+    # Within the setting, plus the interval between passes and this poll's own step.
+    assert noticed <= settings.JOB_RECOVERY_STALE_SECONDS + 2
 
 
 def test_question_history_is_paginated_so_old_questions_stay_reachable(analyst, corpus):
@@ -128,3 +190,16 @@ def test_check_deploy_is_clean_with_the_documented_production_environment():
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no issues" in result.stdout
+
+
+def test_the_procfile_runs_beat_as_a_process_of_its_own_and_no_worker_embeds_it():
+    """Celery's advice: a beat thread inside `worker -B` can die while the worker looks healthy."""
+    lines = [line for line in (REPO / "deploy" / "Procfile").read_text().splitlines() if line[:1].isalnum()]
+    processes = dict(line.split(": ", 1) for line in lines)
+    assert processes["beat"].startswith("celery -A groundedqa_site beat ")
+    assert [name for name, command in processes.items() if " -B" in command or "--beat" in command] == []
+    assert " -Q maintenance " in processes["maintenance"]
+    # The same split in `make run`.
+    launched = {name: command for name, command in child_specs()}
+    assert launched["beat"][3:6] == ["-A", "groundedqa_site", "beat"]
+    assert not any("-B" in command for command in launched.values())

@@ -165,6 +165,8 @@ def test_upload_embed_and_answer_through_redis_and_a_separate_postgres(redis_url
             base_url=f"http://127.0.0.1:{port}", headers={"Authorization": f"Token {token}"}, timeout=30
         )
         wait_for(lambda: _accepts(port), timeout=120, message="gunicorn to listen")
+        # Ready once the worker's first lease reclaim pass is recorded (it loads its model first).
+        wait_for(lambda: api.get("/readyz").status_code == 200, timeout=180, message="/readyz")
         assert api.get("/readyz").json() == {"status": "ready"}
         uploaded = api.post(
             f"/api/corpora/{corpus_id}/documents/", files={"files": ("harbor.txt", REPORT.encode())}

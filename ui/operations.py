@@ -1,9 +1,9 @@
 """What the operations page shows: queue depths, jobs by state, stuck jobs, live workers.
 
 A job is "stuck" when it is running but its lease has expired: its worker stopped
-renewing it (died, froze, lost the database). The reaper re-queues such jobs within
-seconds (groundedqa_site/jobs.py); one that stays listed here means the reaper (the
-maintenance worker running beat) is not running.
+renewing it (died, froze, lost the database). The reaper and every worker's own reclaim
+timer re-queue such jobs within seconds (groundedqa_site/recovery.py); one that stays
+listed here means none of them is running, which the page's "Recovery" part shows.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from documents.models import Document, EmbeddingSpace
-from groundedqa_site import jobs
+from groundedqa_site import jobs, recovery
 from groundedqa_site.celery import app
 from qa.models import Question
 from review.models import EvaluationRun
@@ -132,13 +132,36 @@ def worker_replies(timeout: float = 1.0) -> dict[str, str]:
     return {name: reply.get("ok", "") for name, reply in sorted(replies.items())}
 
 
+@dataclass(frozen=True)
+class RecoveryState:
+    passes: list[recovery.RecoveryPass]  # each reclaiming process's last pass, newest first
+    problem: str | None  # what /readyz reports, or None
+    oldest_past_lease: StuckJob | None  # the running job whose lease expired longest ago
+    past_lease_seconds: float | None
+
+
+def recovery_state(stuck: list[StuckJob], now=None) -> RecoveryState:
+    now = now or timezone.now()
+    leased = [job for job in stuck if job.lease_expired_at is not None]
+    oldest = min(leased, key=lambda job: job.lease_expired_at, default=None)
+    return RecoveryState(
+        passes=recovery.recent_passes(),
+        problem=recovery.recovery_problem(now),
+        oldest_past_lease=oldest,
+        past_lease_seconds=(now - oldest.lease_expired_at).total_seconds() if oldest else None,
+    )
+
+
 def snapshot() -> dict:
     now = timezone.now()
+    stuck = stuck_jobs(now)
     return {
         "time": now,
         "queues": queue_depths(),
         "jobs": job_summaries(now),
-        "stuck": stuck_jobs(now),
+        "stuck": stuck,
+        "recovery": recovery_state(stuck, now),
+        "launcher": recovery.launcher_children(),
         "lease_holders": lease_holders(now),
         "workers": worker_replies(),
     }

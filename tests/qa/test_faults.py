@@ -1,11 +1,12 @@
 """Fault injection, short version (``python -m bench faults`` runs the long one).
 
 Real `celery worker` processes (prefork, two per worker, as ``make run`` runs
-them), `celery beat` running the reaper, the real broker (the file-system one
+them), the maintenance worker and `celery beat` (the reaper), the real broker (the file-system one
 in a private folder, or a private `redis-server`) and the test database.
 Worker processes are SIGKILLed at random points of the retrieval and
 generation stages; one kill takes a whole worker (main process and children),
-which is then started again. Leases are short here (6 s) to keep the run brief;
+which is then started again; one round kills the maintenance worker and beat
+and leaves them down. Leases are short here (6 s) to keep the run brief;
 the defaults are in settings.
 """
 
@@ -157,6 +158,29 @@ def test_killed_workers_lose_no_question_on_the_file_system_broker(filesystem_cl
     )
     assert_survived(result)
     assert any(k.whole_worker for k in result.kills)
+
+
+def test_with_the_maintenance_worker_and_beat_killed_killed_workers_still_lose_no_question(
+    filesystem_cluster, analyst, westmere
+):
+    """The reaper's two processes die just after the first question: nothing re-sends the reaper,
+    and the QA workers' own reclaim timers (groundedqa_site/recovery.py) are all that is left."""
+    try:
+        result = fault_round(
+            broker="filesystem",
+            ask=asker(analyst, westmere),
+            questions=8,
+            cluster=filesystem_cluster,
+            kill_interval=(0.5, 1.5),
+            max_kills=2,
+            timeout=150,
+            down=("maintenance", "beat"),
+        )
+        assert not {"maintenance", "beat"} & set(filesystem_cluster.processes)  # still down at the end
+    finally:
+        filesystem_cluster.restart("maintenance")
+        filesystem_cluster.restart("beat")
+    assert_survived(result)
 
 
 def test_killed_workers_lose_no_question_on_redis(analyst, westmere, tmp_path):

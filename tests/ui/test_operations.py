@@ -5,9 +5,11 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.core.cache import cache
 from django.test import Client
 from django.utils import timezone
 
+from groundedqa_site import recovery
 from qa.models import Conversation, Question
 
 pytestmark = pytest.mark.django_db
@@ -71,3 +73,38 @@ def test_staff_see_a_job_whose_lease_expired_as_stuck_and_a_live_one_as_running(
 def test_analysts_cannot_open_the_operations_page(analyst):
     assert signed_in(analyst).get("/operations/").status_code == 403
     assert 'href="/operations/"' not in signed_in(analyst).get("/history/").content.decode()
+
+
+def test_staff_see_the_last_reclaim_pass_and_the_oldest_job_past_its_lease(staff, analyst, corpus, settings):
+    settings.JOB_RECOVERY_STALE_SECONDS = 30
+    now = timezone.now()
+    cache.delete(recovery.PASSES_KEY)
+    recovery.record_pass(
+        process="worker-a:4242", role="worker qa@worker-a", reclaimed=2, now=now - timedelta(minutes=5)
+    )
+    recovery.record_pass(process="maint:9", role="reaper (beat)", reclaimed=0, now=now - timedelta(minutes=2))
+    for minutes, text in ((1, "Recent death"), (4, "Oldest death")):
+        _question(
+            analyst,
+            corpus,
+            text,
+            status="running",
+            stage="generation",
+            lease_owner=f"worker-a:4242:{minutes}",
+            lease_expires_at=now - timedelta(minutes=minutes),
+        )
+
+    state = signed_in(staff).get("/operations/?format=json").json()["recovery"]
+    assert [p["role"] for p in state["passes"]] == ["reaper (beat)", "worker qa@worker-a"]
+    assert state["oldest_past_lease"]["label"].startswith("Oldest death")
+    assert 239 < state["past_lease_seconds"] < 300
+    assert "no reaper pass or lease reclaim for 120 s" in state["problem"]
+
+    page = signed_in(staff).get("/operations/").content.decode()
+    assert "Jobs of a dead worker are not being recovered" in page
+    assert "worker qa@worker-a" in page and "reaper (beat)" in page
+    assert "Oldest job past its lease" in page and "s past its lease (last owner" in page
+
+    recovery.record_pass(process="worker-b:7", role="worker qa@worker-b", reclaimed=0)
+    page = signed_in(staff).get("/operations/").content.decode()
+    assert "not being recovered" not in page

@@ -23,23 +23,30 @@ def operations_page(request):
         raise PermissionDenied("Only staff can see the operations page.")
     state = operations.snapshot()
     if request.GET.get("format") == "json":
+        recovery = state["recovery"]
         return JsonResponse(
             {
                 "time": state["time"].isoformat(),
                 "queues": state["queues"],
                 "jobs": [asdict(job) for job in state["jobs"]],
-                "stuck": [
-                    {
-                        **asdict(job),
-                        "lease_expired_at": job.lease_expired_at and job.lease_expired_at.isoformat(),
-                    }
-                    for job in state["stuck"]
-                ],
+                "stuck": [_stuck_json(job) for job in state["stuck"]],
+                "recovery": {
+                    "problem": recovery.problem,
+                    "passes": [{**asdict(p), "at": p.at.isoformat()} for p in recovery.passes],
+                    "oldest_past_lease": recovery.oldest_past_lease
+                    and _stuck_json(recovery.oldest_past_lease),
+                    "past_lease_seconds": recovery.past_lease_seconds,
+                },
+                "launcher": state["launcher"],
                 "lease_holders": state["lease_holders"],
                 "workers": state["workers"],
             }
         )
     return render(request, "ui/operations.html", state)
+
+
+def _stuck_json(job) -> dict:
+    return {**asdict(job), "lease_expired_at": _iso(job.lease_expired_at)}
 
 
 def _iso(moment) -> str | None:
