@@ -70,3 +70,21 @@ def test_a_configuration_stored_before_the_thresholds_reads_the_defaults():
 def test_withholding_above_the_answer_threshold_is_refused_with_why():
     with pytest.raises(InvalidParameters, match="withhold_confidence 0.9 is above answer_confidence"):
         apply_parameters(get_preset("default"), {"withhold_confidence": 0.9})
+
+
+def test_a_run_stored_before_the_thresholds_loads_with_the_defaults():
+    from qa.pipeline.answering_config import AnswerConfig
+    from qa.pipeline.run import AnsweringStep, PipelineRun, load_run
+
+    stored = PipelineRun(
+        question="Is zlib thread safe?",
+        answering=AnsweringStep(outcome="verified", config=AnswerConfig(answer_confidence=0.9)),
+        answer=answer(confidence=0.7),
+    ).to_json()
+    del (
+        stored["answering"]["config"]["answer_confidence"],
+        stored["answering"]["config"]["withhold_confidence"],
+    )
+    run = load_run(stored)
+    assert ReplyThresholds.of(run.answering.config) == ReplyThresholds()
+    assert decide_reply(run.answer, ReplyThresholds.of(run.answering.config)).outcome == "answer"
