@@ -34,8 +34,10 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
+from review.evaluation.metrics import confidence_correct
+from review.evaluation.selective import THRESHOLDS, SelectiveCase, coverage_point, is_shown
+
 RESULTS = Path(__file__).resolve().parent / "results" / "reply_thresholds.json"
-THRESHOLDS = tuple(round(0.05 * i, 2) for i in range(20))
 TARGET = 0.90
 MIN_SHOWN = 0.05  # a threshold that shows (almost) nothing is not an answer policy
 FOLDS = 5
@@ -95,21 +97,25 @@ def genre_rows(config) -> list[dict]:
     return rows
 
 
+def case(row: dict) -> SelectiveCase:
+    """A row as review.evaluation.selective reads it: the same definition of shown and right as the
+    evaluation page's risk-coverage table (CLAPNQ cases without gold evidence: answering is enough)."""
+    right = confidence_correct(refused=False, answerable=row["answerable"], citation_f1=row["f1"])
+    return SelectiveCase(row["confidence"], row["candidate"], right)
+
+
 def is_right(row: dict) -> bool:
-    """A shown answer is right when the question is answerable and its citations reach F1 >= 0.5
-    (CLAPNQ cases without gold evidence: answering is enough, as review.evaluation scores them)."""
-    return row["answerable"] and (row["f1"] is None or row["f1"] >= 0.5)
+    return case(row).right
 
 
 def shown(row: dict, threshold: float) -> bool:
-    return row["candidate"] and (row["confidence"] is None or row["confidence"] >= threshold)
+    return is_shown(case(row), threshold)
 
 
 def point(rows: Sequence[dict], threshold: float) -> tuple[float, float | None, int]:
     """(share of questions shown as answers, share of shown that are right, how many shown)."""
-    picked = [r for r in rows if shown(r, threshold)]
-    right = sum(is_right(r) for r in picked)
-    return len(picked) / max(len(rows), 1), (right / len(picked) if picked else None), len(picked)
+    at = coverage_point([case(r) for r in rows], threshold)
+    return at.shown, at.right, at.count
 
 
 def choose(sets: Sequence[Sequence[dict]], target: float = TARGET) -> tuple[float, bool]:

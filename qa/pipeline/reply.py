@@ -19,7 +19,7 @@ The default thresholds are chosen by bench/reply_thresholds.py (docs/reply.md sa
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
@@ -49,6 +49,16 @@ class Replyable(Protocol):
 class ReplyThresholds:
     answer_confidence: float = DEFAULT_ANSWER_CONFIDENCE  # below: low_confidence
     withhold_confidence: float = DEFAULT_WITHHOLD_CONFIDENCE  # below: refused (0: never)
+
+    @classmethod
+    def of_stored(cls, config: Mapping) -> ReplyThresholds:
+        """The thresholds of a stored preset configuration (``PipelineConfig.to_dict()``); the
+        defaults for one stored before they existed."""
+        answer = config.get("answer") or {}
+        return cls(
+            float(answer.get("answer_confidence", DEFAULT_ANSWER_CONFIDENCE)),
+            float(answer.get("withhold_confidence", DEFAULT_WITHHOLD_CONFIDENCE)),
+        )
 
     @classmethod
     def of(cls, answer_config) -> ReplyThresholds:
