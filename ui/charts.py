@@ -402,7 +402,7 @@ def risk_coverage_chart(points: list, *, title: str, marked: float | None = None
     )
     parts.append(
         f'<text x="{left + plot_w / 2:.1f}" y="{height - 6}" text-anchor="middle">'
-        "share of questions shown as answers (y: share of those right)</text>"
+        "share of questions shown as answers</text>"
     )
     parts.append("</svg>")
     return "".join(parts)
