@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 
 from django.db import connection
 from django.db.models import Prefetch, Q, QuerySet
@@ -11,6 +12,8 @@ from django.http import Http404
 from documents.permissions import teams_of
 from documents.selectors import corpora_for_user
 from qa.models import AnswerSentence, Citation, Question, TeamPreset
+from qa.pipeline.answering_config import AnswerConfig
+from qa.pipeline.reply import Reply, ReplyThresholds, decide_reply
 from qa.pipeline.run import PipelineRun, load_run
 
 logger = logging.getLogger(__name__)
@@ -99,6 +102,32 @@ def question_run(question: Question) -> PipelineRun:
     except (ValueError, TypeError, KeyError, AttributeError):
         logger.warning("question %s: unreadable trace, shown as empty", question.pk, exc_info=True)
         return PipelineRun(question=question.text, preset=question.preset)
+
+
+@dataclass(frozen=True)
+class AnswerPresentation:
+    reply: Reply
+    generator: str  # the generator that ran (a preset's LLM generator may have had a stand-in)
+
+
+def answer_presentation(answer) -> AnswerPresentation:
+    """How a stored answer is shown: its reply outcome under the thresholds of the configuration it
+    ran with (qa.pipeline.reply decides), and which generator wrote it, for the sentence labels.
+
+    Computed from stored fields each time, so answers stored before outcomes existed get one too.
+    """
+    question = answer.question
+    run = question_run(question)
+    config = run.answering.config if run.answering is not None else None
+    if config is not None:
+        return AnswerPresentation(decide_reply(answer, ReplyThresholds.of(config)), config.generator)
+    stored = (question.config or {}).get("answer") or {}
+    try:
+        config = AnswerConfig(**{k: v for k, v in stored.items() if k in AnswerConfig.__dataclass_fields__})
+    except (TypeError, ValueError):
+        config = AnswerConfig()
+    # With no record of the generator, nothing says the sentences are quotes.
+    return AnswerPresentation(decide_reply(answer, ReplyThresholds.of(config)), stored.get("generator", ""))
 
 
 def team_presets_for_user(user) -> QuerySet[TeamPreset]:

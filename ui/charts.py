@@ -355,3 +355,54 @@ def reliability_diagram(bins: list, *, title: str, width: int = 420, height: int
 def _bin_label(b) -> str:
     predicted, right = _fmt(b.mean_probability), _fmt(b.observed)
     return f"{b.low:.1f}-{b.high:.1f}: {b.count} cases, predicted {predicted}, right {right}"
+
+
+def risk_coverage_chart(points: list, *, title: str, marked: float | None = None, width: int = 420,
+                        height: int = 360) -> str:  # fmt: skip
+    """Share of questions shown as answers (x) against the share of those that are right (y), one
+    dot per confidence threshold (``review.evaluation.selective.CoveragePoint``), joined from the
+    lowest threshold (most shown) to the highest; ``marked`` rings the preset's threshold."""
+    drawn = [p for p in points if p.right is not None]
+    if not drawn:
+        return ""
+    left, right, top, bottom = 44, 12, 12, 40
+    plot_w, plot_h = width - left - right, height - top - bottom
+
+    def x_of(value: float) -> float:
+        return left + plot_w * value
+
+    def y_of(value: float) -> float:
+        return top + plot_h - plot_h * value
+
+    def label(p) -> str:
+        return f"threshold {p.threshold:.2f}: {p.shown:.0%} shown, {p.right:.0%} of them right ({p.count})"
+
+    parts = [
+        f'<svg class="chart risk-coverage" viewBox="0 0 {width} {height}" role="img" '
+        'aria-labelledby="risk-coverage-title risk-coverage-desc" xmlns="http://www.w3.org/2000/svg">',
+        f'<title id="risk-coverage-title">{escape(title)}</title>',
+        '<desc id="risk-coverage-desc">' + escape("; ".join(label(p) for p in drawn)) + "</desc>",
+    ]
+    for tick in range(0, 11, 2):
+        parts.extend(_share_gridline(tick / 10, y_of(tick / 10), left, width - right))
+        parts.append(
+            f'<text x="{x_of(tick / 10):.1f}" y="{top + plot_h + 14}" text-anchor="middle">'
+            f"{tick / 10:.1f}</text>"
+        )
+    path = " ".join(f"{x_of(p.shown):.1f},{y_of(p.right):.1f}" for p in drawn)
+    parts.append(f'<polyline points="{path}" fill="none" stroke="{colour(0)}" stroke-width="1.5"/>')
+    for p in drawn:
+        ring = marked is not None and abs(p.threshold - marked) < 1e-9
+        parts.append(
+            f'<circle cx="{x_of(p.shown):.1f}" cy="{y_of(p.right):.1f}" r="{5 if ring else 3}" '
+            f'fill="{colour(1) if ring else colour(0)}"><title>{escape(label(p))}</title></circle>'
+        )
+    parts.append(
+        f'<line class="axis" x1="{left}" x2="{width - right}" y1="{top + plot_h}" y2="{top + plot_h}"/>'
+    )
+    parts.append(
+        f'<text x="{left + plot_w / 2:.1f}" y="{height - 6}" text-anchor="middle">'
+        "share of questions shown as answers</text>"
+    )
+    parts.append("</svg>")
+    return "".join(parts)

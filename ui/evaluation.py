@@ -5,6 +5,7 @@ Pure functions over loaded runs; no queries.
 
 from __future__ import annotations
 
+from qa.pipeline.reply import ReplyThresholds
 from review.evaluation import ranking
 from review.evaluation.evaluate import AGGREGATE_KEYS, confidence_outcomes
 from review.evaluation.metrics import expected_calibration_error, reliability_bins
@@ -13,7 +14,17 @@ from review.evaluation.reference import (
     PRESET_CONFIGURATIONS,
     published_metrics,
 )
-from ui.charts import BarGroup, Point, bins_of, grouped_bars, histogram, lines_over_time, reliability_diagram
+from review.evaluation.selective import case_of, coverage_point, risk_coverage
+from ui.charts import (
+    BarGroup,
+    Point,
+    bins_of,
+    grouped_bars,
+    histogram,
+    lines_over_time,
+    reliability_diagram,
+    risk_coverage_chart,
+)
 
 METRIC_LABELS = {
     "recall_at_1": "Recall@1",
@@ -123,6 +134,26 @@ def calibration(case_metrics: list[dict]) -> dict | None:
         "ece": expected_calibration_error(outcomes, 10),
         "cases": len(outcomes),
         "bins": [b for b in bins if b.count],
+    }
+
+
+def selective_answering(case_metrics: list[dict], preset_config: dict) -> dict | None:
+    """The risk-coverage curve of the run's confidence (bench/reply_thresholds.py draws the same), with
+    the row at the run preset's ``answer_confidence`` marked; None when no case has a confidence."""
+    if not any(row.get("confidence") is not None for row in case_metrics):
+        return None
+    cases = [case_of(row) for row in case_metrics]
+    threshold = ReplyThresholds.of_stored(preset_config).answer_confidence
+    points = risk_coverage(cases)
+    return {
+        "threshold": threshold,
+        "at_threshold": coverage_point(cases, threshold),
+        "points": points,
+        "svg": risk_coverage_chart(
+            points,
+            title="Selective answering: share of questions shown as answers (x) against the share right (y)",
+            marked=threshold,
+        ),
     }
 
 

@@ -12,9 +12,10 @@ from django.utils.dateparse import parse_datetime
 from qa.models import Question
 from qa.pipeline.answerability import ANSWER_KINDS
 from qa.pipeline.combine import DecompositionStep
+from qa.pipeline.reply import sentence_label
 from qa.pipeline.run import Attempt, Candidate, PipelineRun, RetrievalStep, StageRun
 from qa.pipeline.turn_kind import TurnKindVerdict
-from qa.selectors import question_run
+from qa.selectors import answer_presentation, question_run
 
 STEPS = ("queued", "retrieval", "generation", "citation", "verification", "done")
 
@@ -57,6 +58,9 @@ class SentenceView:
     text: str
     support: str
     markers: list[Marker] = field(default_factory=list)
+    # The badge (qa.pipeline.reply.sentence_label): "quote", or verification's label for generated
+    # text; None when the reply is not shown as an answer.
+    label: str | None = None
 
 
 @dataclass
@@ -82,6 +86,12 @@ class AnswerView:
     confidence_percent: int | None = None  # calibrated probability the answer is right, in percent
     kind: str = "answerable"  # or partial, underspecified (a clarifying question), unanswerable
     missing: tuple[str, ...] = ()  # what a partial answer's sources do not cover
+    outcome: str = "answer"  # qa.pipeline.reply's outcome: what the card shows
+    outcome_reason: str = ""
+
+    @property
+    def quoted(self) -> int:
+        return sum(1 for sentence in self.sentences if sentence.label == "quote")
 
 
 def answer_view(answer) -> AnswerView:
@@ -91,10 +101,15 @@ def answer_view(answer) -> AnswerView:
     sentences: list[SentenceView] = []
     back = answer.question_id
     counts = {"supported": 0, "partial": 0, "unsupported": 0}
+    shown = answer_presentation(answer)
     for sentence in answer.sentences.all():
-        counts[sentence.support] = counts.get(sentence.support, 0) + 1
         citations = list(sentence.citations.all())
-        view = SentenceView(text=sentence.text, support=sentence.support)
+        label = sentence_label(
+            sentence.support, generator=shown.generator, cited=bool(citations), outcome=shown.reply.outcome
+        )
+        if label in counts:
+            counts[label] += 1
+        view = SentenceView(text=sentence.text, support=sentence.support, label=label)
         for citation in citations:
             key = (citation.document_external_id, citation.label)
             siblings = [c.label for c in citations if c.document_external_id == citation.document_external_id]
@@ -139,6 +154,8 @@ def answer_view(answer) -> AnswerView:
         confidence_percent=round(answer.confidence * 100) if answer.confidence is not None else None,
         kind=answer.kind,
         missing=tuple(answer.missing or ()),
+        outcome=shown.reply.outcome,
+        outcome_reason=shown.reply.reason,
     )
 
 

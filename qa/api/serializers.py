@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.reverse import reverse
 
@@ -9,7 +10,8 @@ from qa import presets
 from qa.models import Answer, AnswerSentence, Citation, Question, TeamPreset
 from qa.pipeline.dates import MAX_SOURCES
 from qa.pipeline.parameters import PARAMETERS, Parameter
-from qa.selectors import ORIGINS
+from qa.pipeline.reply import OUTCOMES, sentence_label
+from qa.selectors import ORIGINS, AnswerPresentation, answer_presentation
 
 
 def _parameter_field(parameter: Parameter) -> serializers.Field:
@@ -138,16 +140,52 @@ class CitationSerializer(serializers.ModelSerializer):
         ]
 
 
+def presentation(answer) -> AnswerPresentation:
+    """The answer's presentation, worked out once per answer however many fields read it."""
+    cached = getattr(answer, "_presentation", None)
+    if cached is None:
+        cached = answer._presentation = answer_presentation(answer)
+    return cached
+
+
 class AnswerSentenceSerializer(serializers.ModelSerializer):
     citations = CitationSerializer(many=True)
+    label = serializers.SerializerMethodField(
+        allow_null=True,
+        help_text="The badge a reader sees: quote (the sentence is quoted verbatim from its source, so "
+        "`support` is true by construction and says nothing about whether it answers the question), "
+        "or, for generated text, supported, partial or unsupported as verification found; null when "
+        "the answer's `outcome` is not answer or partial (no badge: it is not shown as an answer).",
+    )
 
     class Meta:
         model = AnswerSentence
-        fields = ["ordinal", "text", "support", "citations"]
+        fields = ["ordinal", "text", "support", "label", "citations"]
+
+    @extend_schema_field(
+        serializers.ChoiceField(choices=["quote", "supported", "partial", "unsupported"], allow_null=True)
+    )
+    def get_label(self, sentence: AnswerSentence) -> str | None:
+        shown = presentation(sentence.answer)
+        return sentence_label(
+            sentence.support,
+            generator=shown.generator,
+            cited=bool(sentence.citations.all()),
+            outcome=shown.reply.outcome,
+        )
 
 
 class AnswerSerializer(serializers.ModelSerializer):
     sentences = AnswerSentenceSerializer(many=True)
+    outcome = serializers.SerializerMethodField(
+        help_text="What to show, decided in one place (qa.pipeline.reply) from the answer and the preset's "
+        'thresholds: answer; low_confidence (show it marked "may not answer your question", no '
+        "supported badges: its calibrated confidence is below the preset's answer_confidence); partial "
+        "(`missing` names what the sources lack); ask_back (the text is a clarifying question); refused "
+        "(no answer: the pipeline refused, or the confidence is below withhold_confidence). Branch on "
+        "this rather than on `refused` or `confidence`."
+    )
+    outcome_reason = serializers.SerializerMethodField(help_text="Why, in plain words, for the reader.")
 
     class Meta:
         model = Answer
@@ -162,8 +200,17 @@ class AnswerSerializer(serializers.ModelSerializer):
             "missing",
             "note",
             "retrieved_documents",
+            "outcome",
+            "outcome_reason",
             "sentences",
         ]
+
+    @extend_schema_field(serializers.ChoiceField(choices=OUTCOMES))
+    def get_outcome(self, answer: Answer) -> str:
+        return presentation(answer).reply.outcome
+
+    def get_outcome_reason(self, answer: Answer) -> str:
+        return presentation(answer).reply.reason
 
 
 class QuestionSerializer(serializers.ModelSerializer):
@@ -197,6 +244,7 @@ class QuestionSerializer(serializers.ModelSerializer):
             "status_url",
         ]
 
+    @extend_schema_field(AnswerSerializer(allow_null=True))
     def get_answer(self, question: Question) -> dict | None:
         answer = getattr(question, "answer", None) if question.status == Question.Status.DONE else None
         return AnswerSerializer(answer).data if answer else None

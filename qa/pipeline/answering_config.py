@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from qa.pipeline.citations import CitationStrategy
+from qa.pipeline.reply import DEFAULT_ANSWER_CONFIDENCE, DEFAULT_WITHHOLD_CONFIDENCE
 
 
 @dataclass(frozen=True)
@@ -47,10 +48,19 @@ class AnswerConfig:
     # Conflicting statements too (negation, opposite outcomes, another name in the same place):
     # the heuristic of qa.pipeline.claims, labelled as such wherever it is shown.
     disagreement_claims: bool = True
+    # How the reply is shown (qa.pipeline.reply): an answer whose calibrated confidence is below
+    # answer_confidence is marked "may not answer your question", below withhold_confidence refused.
+    answer_confidence: float = DEFAULT_ANSWER_CONFIDENCE
+    withhold_confidence: float = DEFAULT_WITHHOLD_CONFIDENCE
 
     def __post_init__(self) -> None:
         if self.max_attempts < 1 or self.passages_per_attempt < 1:
             raise ValueError("max_attempts and passages_per_attempt must be at least 1")
+        if self.withhold_confidence > self.answer_confidence:
+            raise ValueError(
+                f"withhold_confidence {self.withhold_confidence} is above answer_confidence "
+                f"{self.answer_confidence}: an answer would be refused before it could be shown as one"
+            )
 
     def needs_llm(self) -> bool:
         return "llm" in (self.generator, self.citation_strategy, self.verifier)

@@ -187,6 +187,18 @@ PARAMETERS: tuple[Parameter, ...] = (
         "How many passages one attempt reads.",
         minimum=1, maximum=20,
     ),
+    Parameter(
+        "answer_confidence", "answer", "answer_confidence", float, "Answer confidence",
+        "An answer whose calibrated confidence is below this is shown marked \"may not answer your "
+        "question\" (outcome low_confidence) rather than as an answer.",
+        minimum=0.0, maximum=1.0,
+    ),
+    Parameter(
+        "withhold_confidence", "answer", "withhold_confidence", float, "Withhold below",
+        "An answer whose calibrated confidence is below this is not shown at all (outcome refused); "
+        "0 leaves refusing to the pipeline. At most answer_confidence.",
+        minimum=0.0, maximum=1.0,
+    ),
 )  # fmt: skip
 BY_NAME: dict[str, Parameter] = {parameter.name: parameter for parameter in PARAMETERS}
 RETRIEVAL_PARAMETERS = tuple(p.name for p in PARAMETERS if p.section in ("retrieval", "chunker")) + (

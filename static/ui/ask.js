@@ -62,7 +62,10 @@
         if (finalStep === "done") {
           var sentences = fresh.querySelectorAll(".answer-sentence").length;
           var refused = fresh.querySelector(".answer-refused");
-          announce(refused ? "No answer: the corpus does not support one." : "Answer ready: " + sentences + " sentence(s).");
+          var unsure = fresh.querySelector(".answer-low-confidence");
+          announce(refused ? "No answer: the corpus does not support one."
+            : unsure ? "This may not answer your question: " + sentences + " sentence(s), sources collapsed."
+            : "Answer ready: " + sentences + " sentence(s).");
         } else {
           announce("The question failed. " + (fresh.querySelector(".job-status") || {}).textContent);
         }

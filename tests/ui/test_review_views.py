@@ -298,3 +298,11 @@ def test_a_default_run_shows_its_reliability_diagram_and_ece(signed_in, analyst,
     # Both cases have a confidence: the table's case counts add up to two.
     table = page.split('id="calibration-table"')[1].split("</table>")[0]
     assert sum(int(n) for n in __import__("re").findall(r'<td class="num">(\d+)</td>', table)) == 2
+    # Selective answering: the risk-coverage curve, the preset's threshold named, one row per threshold.
+    assert 'id="risk-coverage"' in page and 'class="chart risk-coverage"' in page
+    assert "answer confidence <strong>0.65</strong>" in page
+    curve = page.split('id="risk-coverage-table"')[1].split("</table>")[0]
+    assert curve.count("<tr") == 21  # the header and 20 thresholds, 0.00 to 0.95
+    answered = sum(not result.metrics["refused"] for result in run.case_results.all())
+    first = curve.split("<tbody>")[1].split("</tr>")[0]
+    assert f'<td class="num">{answered}</td>' in first  # at 0.00 every answered question is shown

@@ -92,6 +92,9 @@ def evaluation_run(request, pk: int):
             "type_headers": type_headers,
             "latency_histograms": evaluation.latency_histograms([result.metrics for result in results]),
             "calibration": evaluation.calibration([result.metrics for result in results]),
+            "selective": evaluation.selective_answering(
+                [result.metrics for result in results], run.preset_config or {}
+            ),
             "type_rows": type_rows,
             "gold_agreement": evaluation.gold_agreement(results),
             "configuration": evaluation.configuration_label(run.preset),

@@ -10,6 +10,8 @@ from documents.errors import DomainError
 from documents.management.users import command_user
 from documents.models import Corpus
 from qa import presets, services
+from qa.pipeline.reply import sentence_label
+from qa.selectors import answer_presentation
 
 
 class Command(BaseCommand):
@@ -45,6 +47,9 @@ class Command(BaseCommand):
         if options["json"]:
             self.stdout.write(json.dumps(as_json(question), indent=2, ensure_ascii=False, default=str))
             return
+        reply = answer_presentation(answer).reply
+        if reply.outcome == "low_confidence":
+            self.stdout.write(f"This may not answer your question. {reply.reason}")
         self.stdout.write(answer.text)
         for sentence in answer.sentences.all():
             for citation in sentence.citations.all():
@@ -55,8 +60,11 @@ class Command(BaseCommand):
 
 def as_json(question) -> dict:
     answer = question.answer
+    shown = answer_presentation(answer)
     return {
         "answer": answer.text,
+        "outcome": shown.reply.outcome,
+        "outcome_reason": shown.reply.reason,
         "refused": answer.refused,
         "disagreement": answer.disagreement,
         "verified": answer.verified,
@@ -66,6 +74,12 @@ def as_json(question) -> dict:
             {
                 "text": sentence.text,
                 "support": sentence.support,
+                "label": sentence_label(
+                    sentence.support,
+                    generator=shown.generator,
+                    cited=bool(sentence.citations.all()),
+                    outcome=shown.reply.outcome,
+                ),
                 "citations": [
                     {"document": c.document_external_id, "sentence": c.label, "text": c.text}
                     for c in sentence.citations.all()

@@ -15,6 +15,7 @@ from django.core.management.base import BaseCommand, CommandError
 from documents.errors import DomainError
 from documents.models import Corpus
 from qa import presets, services
+from qa.selectors import answer_presentation
 
 HELP = """Type a question and press Enter. Follow-ups use the earlier turns.
   /preset NAME   answer with another preset (now: {preset}; /preset alone lists them)
@@ -121,6 +122,12 @@ def format_turn(question) -> str:
     if answer.kind == "underspecified":
         lines.append(f"(clarifying question) {answer.text}")
         return "\n".join(lines)
+    reply = answer_presentation(answer).reply
+    if reply.outcome == "refused" and not answer.refused:  # withheld by the preset's withhold_confidence
+        lines.append(f"No answer. {reply.reason}")
+        return "\n".join(lines)
+    if reply.outcome == "low_confidence":
+        lines.append(f"(this may not answer your question) {reply.reason}")
     lines.append(answer.text)
     for number, sentence in enumerate(answer.sentences.all(), start=1):
         for citation in sentence.citations.all():
