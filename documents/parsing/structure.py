@@ -20,11 +20,12 @@ from __future__ import annotations
 import datetime
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from qa.pipeline import roles
 from qa.pipeline.segment import MAX_SENTENCE_CHARS, paragraph_spans, segment, strip_span
 
+from .assemble import default_title
 from .types import EmptyDocument, ParsedDocument, ParsedSentence
 
 # Sections opened by a question or a run-in heading sit below every marked-up heading (h1-h6).
@@ -135,8 +136,6 @@ def document_from_blocks(
         raise EmptyDocument(f"{filename} contains no text.")
     if not title:
         title = next((s.text for s in sentences if s.role == roles.TITLE), "")
-    from .assemble import default_title  # assemble imports this module
-
     return ParsedDocument(
         external_id=external_id,
         title=_heading_text(title) or default_title(text, filename),
@@ -170,7 +169,7 @@ def plaintext_blocks(text: str, *, page_starts: Sequence[int] = ()) -> list[Bloc
                 and "\n\n" not in text[blocks[-1].end : start]
             ):
                 level = 1 if underline.group(1) in "=#" else 2
-                blocks[-1] = _with(blocks[-1], role=roles.HEADING, level=level, one_sentence=True)
+                blocks[-1] = replace(blocks[-1], role=roles.HEADING, level=level, one_sentence=True)
             continue
         if _NO_TEXT.fullmatch(run):
             continue
@@ -190,11 +189,6 @@ def plaintext_blocks(text: str, *, page_starts: Sequence[int] = ()) -> list[Bloc
         else:
             blocks.append(Block(roles.PARAGRAPH, start, end, page=page))
     return blocks
-
-
-def _with(block: Block, **changes) -> Block:
-    values = {name: getattr(block, name) for name in Block.__dataclass_fields__}
-    return Block(**{**values, **changes})
 
 
 def _page(offset: int, page_starts: Sequence[int]) -> int | None:
