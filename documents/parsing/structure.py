@@ -210,15 +210,11 @@ def _block_spans(text: str, block: Block) -> list[tuple[int, int]]:
 def _sentence_roles(block: Block, sentences: Sequence[str]) -> list[str]:
     if block.role in (roles.HEADING, roles.TITLE, roles.CODE, roles.TABLE_ROW):
         return [block.role] * len(sentences)
-    if (
-        sentences
-        and len(sentences) <= QUESTION_BLOCK_MAX_SENTENCES
-        and roles.frames_content(roles.PARAGRAPH, sentences[-1])
-    ):
+    if sentences and len(sentences) <= QUESTION_BLOCK_MAX_SENTENCES and roles.asks(sentences[-1]):
         # A short block that ends by asking is a question as a whole: "Q: I have many .tar.7z
         # files. Can I convert them to .tar.xz ...?" sets the question up, it answers nothing.
         return [roles.QUESTION] * len(sentences)
-    found = [roles.QUESTION if roles.frames_content(roles.PARAGRAPH, s) else block.role for s in sentences]
+    found = [roles.QUESTION if roles.asks(s) else block.role for s in sentences]
     if found and block.role == roles.LIST_ITEM and _is_run_in_heading(sentences[0]):
         found[0] = roles.HEADING
     return found

@@ -29,11 +29,16 @@ FRAMING_ROLES = frozenset({TITLE, HEADING, QUESTION})
 SECTION_SEPARATOR = " > "
 
 
+def asks(text: str) -> bool:
+    """Whether a sentence asks: it ends in a question mark, before any closing quote or bracket."""
+    return text.rstrip().rstrip("\"')]\u201d").endswith("?")
+
+
 def frames_content(role: str, text: str) -> bool:
     """True for a sentence an answer must not quote: a title, a heading or a question, by its role;
-    and, for sentences stored before roles were kept (role "paragraph"), any that asks (it ends in
-    a question mark), since a question is never the statement that answers one."""
-    return role in FRAMING_ROLES or text.rstrip().rstrip("\"')]\u201d").endswith("?")
+    and, for sentences stored before roles were kept (role "paragraph"), any that asks, since a
+    question is never the statement that answers one."""
+    return role in FRAMING_ROLES or asks(text)
 
 
 def quotable(sentence) -> bool:
