@@ -20,6 +20,18 @@ import os
 import time
 from pathlib import Path
 
+# What the DeBERTa-v3 NLI cross-encoders' config.json files share; each adds its own sizes.
+_DEBERTA_V3 = dict(
+    vocab_size=128100,
+    relative_attention=True,
+    position_buckets=256,
+    max_relative_positions=-1,
+    pos_att_type=["p2c", "c2p"],
+    norm_rel_ebd="layer_norm",
+    share_att_key=True,
+    position_biased_input=False,
+    num_labels=3,
+)
 # name -> (slot, transformers config class, config kwargs, head)
 ARCHITECTURES = {
     "cross-encoder/ms-marco-MiniLM-L-6-v2": (
@@ -52,19 +64,7 @@ ARCHITECTURES = {
         "QA_NLI_MODEL",
         "DebertaV2Config",
         dict(
-            vocab_size=128100,
-            hidden_size=384,
-            num_hidden_layers=12,
-            num_attention_heads=6,
-            intermediate_size=1536,
-            relative_attention=True,
-            position_buckets=256,
-            max_relative_positions=-1,
-            pos_att_type=["p2c", "c2p"],
-            norm_rel_ebd="layer_norm",
-            share_att_key=True,
-            position_biased_input=False,
-            num_labels=3,
+            _DEBERTA_V3, hidden_size=384, num_hidden_layers=12, num_attention_heads=6, intermediate_size=1536
         ),
         "sequence",
     ),
@@ -72,19 +72,7 @@ ARCHITECTURES = {
         "QA_NLI_MODEL",
         "DebertaV2Config",
         dict(
-            vocab_size=128100,
-            hidden_size=768,
-            num_hidden_layers=6,
-            num_attention_heads=12,
-            intermediate_size=3072,
-            relative_attention=True,
-            position_buckets=256,
-            max_relative_positions=-1,
-            pos_att_type=["p2c", "c2p"],
-            norm_rel_ebd="layer_norm",
-            share_att_key=True,
-            position_biased_input=False,
-            num_labels=3,
+            _DEBERTA_V3, hidden_size=768, num_hidden_layers=6, num_attention_heads=12, intermediate_size=3072
         ),
         "sequence",
     ),
