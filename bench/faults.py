@@ -345,11 +345,14 @@ def fault_round(
     timeout: float = 300,
     seed: int = 0,
     down: tuple[str, ...] = (),
+    until_killed: int = 0,
 ) -> RoundResult:
     """Ask ``questions`` questions (one every ``ask_interval`` s) while the killer works; then count.
 
     ``down``: cluster processes (``maintenance``, ``beat``) SIGKILLed right after the first
-    question is asked and not started again during the round."""
+    question is asked and not started again during the round.
+    ``until_killed``: on a quiet machine the questions can all end before the killer catches one
+    running, so up to this many more are asked, one at a time, until the killer has killed once."""
     from qa.models import Answer, Question
 
     ids: list[int] = []
@@ -387,6 +390,11 @@ def fault_round(
                 for name in down:
                     cluster.kill_worker(name)
             time.sleep(ask_interval)
+        for _ in range(until_killed):
+            if killer.kills:
+                break
+            ids.append(ask())
+            time.sleep(max(ask_interval, kill_interval[1]))
     finally:
         asking_done.set()
     watcher.join()
@@ -396,7 +404,7 @@ def fault_round(
     for thread in killer.restarting:
         thread.join(timeout=180)
     result = RoundResult(
-        broker=broker, questions=questions, kills=killer.kills, load_samples=load_samples, down=list(down)
+        broker=broker, questions=len(ids), kills=killer.kills, load_samples=load_samples, down=list(down)
     )
     result.wall_seconds = time.monotonic() - started
     rows = list(Question.objects.filter(pk__in=ids).values_list("pk", "status", "error"))
@@ -405,7 +413,7 @@ def fault_round(
     result.failures = [
         f"question {pk}: {error}" for pk, status, error in rows if status == Question.Status.FAILED
     ]
-    result.lost = questions - result.done - result.failed
+    result.lost = len(ids) - result.done - result.failed
     result.duplicated_answers = Answer.objects.filter(question_id__in=ids).count() - result.done
     times = sorted(finished.values())
     result.longest_gap_between_answers = max(

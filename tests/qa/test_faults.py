@@ -155,6 +155,7 @@ def test_killed_workers_lose_no_question_on_the_file_system_broker(filesystem_cl
         # The Redis round below kills single pool processes.
         whole_worker_every=1,
         timeout=150,
+        until_killed=8,
     )
     assert_survived(result)
     assert any(k.whole_worker for k in result.kills)
@@ -175,6 +176,7 @@ def test_with_the_maintenance_worker_and_beat_killed_killed_workers_still_lose_n
             max_kills=2,
             timeout=150,
             down=("maintenance", "beat"),
+            until_killed=8,
         )
         assert not {"maintenance", "beat"} & set(filesystem_cluster.processes)  # still down at the end
     finally:
@@ -196,6 +198,7 @@ def test_killed_workers_lose_no_question_on_redis(analyst, westmere, tmp_path):
                 kill_interval=(0.5, 1.5),
                 max_kills=2,
                 timeout=150,
+                until_killed=8,
             )
     assert_survived(result)
 

@@ -66,6 +66,7 @@ def test_with_no_beat_running_a_question_whose_worker_process_is_killed_still_fi
             kill_interval=(0.5, 1.5),
             max_kills=2,
             timeout=150,
+            until_killed=8,
         )
         assert result.kills, "the killer found no running stage to kill"
         assert result.lost == 0, f"{result.lost} question(s) never finished"
