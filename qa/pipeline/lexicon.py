@@ -354,6 +354,9 @@ GROUP_NOUNS = frozenset("people staff police personnel".split())
 # probes. REQUEST_OPENERS open such a request politely.
 REQUEST_OPENERS = ("please", "can you", "could you")
 
+# Auxiliaries of "what do/does/did/can the sources say about ...".
+OVERVIEW_AUXILIARIES = ("do", "does", "did", "can")
+
 # Phrases after "what is ... about" that ask what is known of a subject.
 KNOWN_ABOUT_WORDS = ("known", "said", "reported")
 
