@@ -74,6 +74,13 @@ NOT_NAMES_EXTRA = frozenset({"i", "overall", "today", "yes"})
 # of", "news about"); a closed class, only the common ones.
 PREPOSITIONS = frozenset("of about in on for from with at to by into".split())
 
+# Prepositions between the items a list question asks for and its subject ("What are the
+# population and capital of Westmere?"); the common ones, as decompose.py needed them.
+SUBJECT_PREPOSITIONS = ("of", "in", "for", "at")
+
+# Words joining the two things "compare A and/with/to/against B" compares.
+COMPARISON_JOINERS = ("and", "with", "to", "against")
+
 # English definite and demonstrative determiners (closed class).
 DETERMINERS = frozenset({"the", "this", "these", "those", "that"})
 
@@ -85,9 +92,9 @@ PINNING_WORDS = frozenset({"of", "for", "called", "named"})
 # yes/no question the same way.
 BE_FORMS = frozenset("is are was were be isn't aren't wasn't weren't will".split())
 
-# The four finite forms of "be" a question or a definition turns on, in the order the patterns
-# list them ("what is", "X was a ...").
-COPULAS = ("is", "was", "are", "were")
+# The four finite forms of "be" a question or a definition turns on ("what is", "X was a ...");
+# closed class. None is a prefix of another, so a pattern matches the same whatever their order.
+COPULAS = ("is", "are", "was", "were")
 
 # Indefinite and definite articles and "one", as after a copula ("is a", "was the", "is one").
 ARTICLES_AFTER_COPULA = ("a", "an", "the", "one")
