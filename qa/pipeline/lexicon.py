@@ -407,6 +407,9 @@ MONTH_NAME_PATTERN = (
 # The stems of the English weekday names before "day" (closed class).
 WEEKDAY_STEMS = ("mon", "tues", "wednes", "thurs", "fri", "satur", "sun")
 
+# English ordinal suffixes after a numeral ("1st", "22nd", "19th"); closed class.
+ORDINAL_SUFFIXES = ("st", "nd", "rd", "th")
+
 # Relative day words that date a question ("tomorrow's weather").
 RELATIVE_DAYS = ("yesterday", "tomorrow", "tonight", "weekend")
 
@@ -622,3 +625,18 @@ NOT_ABBREVIATIONS = frozenset(
 
 # Abbreviations nupunkt's model lacks that the demo corpus uses ("Lt. Col.", "Cmdr.", "pct.").
 EXTRA_ABBREVIATIONS = ("lt", "lieut", "cmdr", "pct")
+
+# --- LLM replies ------------------------------------------------------------------------------
+# Collected by hand from the replies of the local models tried (generation_output.py) and from
+# published prompt-injection examples (prompts.py).
+
+# "The context does not mention ...": what a reply says the sources fail to do when it refuses in
+# its own words.
+SOURCES_LACK_VERBS = ("contain", "provide", "mention", "say", "state", "answer", "include", "specify", "give")
+
+# "I cannot find ...", "I don't know ...": a reply's own refusal.
+NEGATED_AUXILIARIES = ("do not", "don't", "cannot", "can't")
+UNABLE_VERBS = ("know", "find", "answer", "determine")
+
+# "Ignore the previous instructions": verbs of text addressed to a model rather than to a reader.
+OVERRIDE_VERBS = ("ignore", "disregard", "forget", "override")

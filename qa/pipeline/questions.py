@@ -17,6 +17,7 @@ from typing import Literal
 from qa.pipeline.entities import PERSON_LABELS, names_a_new_entity, refers_to_titled_person
 from qa.pipeline.lexicon import (
     CHANGE_DIRECTIONS,
+    COPULAS,
     CURRENT_WORDS,
     GENERIC_MEASURES,
     HAPPENED_PREPOSITIONS,
@@ -77,7 +78,7 @@ _MEASURE_SYNONYMS = MEASURE_SYNONYMS
 # "the total number of jobs": the measure is what is counted (the quantity slot's focus), not "number".
 _GENERIC_MEASURES = GENERIC_MEASURES
 _MEASURE_HEAD = re.compile(
-    r"\b(?:what|which)\s+(?:is|was|were|are|will be|has been)?\s*(?:the\s+)?"
+    rf"\b(?:what|which)\s+(?:{'|'.join((*COPULAS, 'will be', 'has been'))})?\s*(?:the\s+)?"
     rf"(?:[\w'\u2019]+\s+){{0,2}}?({'|'.join(MEASURE_HEAD_NOUNS)})\b",
     re.IGNORECASE,
 )

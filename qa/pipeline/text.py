@@ -24,6 +24,7 @@ from qa.pipeline.lexicon import (
     NEXT_PART_OPENERS,
     NOT_NAMES_EXTRA,
     NUMBER_WORDS,
+    ORDINAL_SUFFIXES,
     RELATIVE_DAYS,
     SCALE_WORDS,
     SHARE_NOUNS,
@@ -136,7 +137,9 @@ def is_year(value: float) -> bool:
 
 _DECADE = re.compile(r"\b(1[89]\d0|20\d0)s\b")
 # "the 19th century", "the late 19th and early 20th centuries": the ordinal before "century".
-_CENTURY = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)\b(?=[\w\s,-]{0,25}?\bcentur(?:y|ies)\b)", re.IGNORECASE)
+_CENTURY = re.compile(
+    rf"\b(\d{{1,2}}){alternation(ORDINAL_SUFFIXES)}\b(?=[\w\s,-]{{0,25}}?\bcentur(?:y|ies)\b)", re.IGNORECASE
+)
 
 
 def years_named(text: str) -> frozenset[float]:
