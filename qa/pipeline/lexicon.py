@@ -356,18 +356,13 @@ WEATHER_VERBS = frozenset(
 # Plural nouns without a plural "-s" that the tagger reads as singular (collected by hand).
 GROUP_NOUNS = frozenset("people staff police personnel".split())
 
-# Requests for an overview rather than one fact ("Tell me about the port.", "What do the sources
-# say about the floods?"): the pieces of questions.py's overview pattern, collected by hand from the
-# probes. REQUEST_OPENERS open such a request politely.
-REQUEST_OPENERS = ("please", "can you", "could you")
-
-# Auxiliaries of "what do/does/did/can the sources say about ...".
+# Requests for an overview rather than one fact ("What do the sources say about the floods?"):
+# the auxiliaries of "what do/does/did/can the sources say about ...", collected by hand from the
+# probes for questions.py's overview pattern.
 OVERVIEW_AUXILIARIES = ("do", "does", "did", "can")
 
-# Phrases after "what is ... about" that ask what is known of a subject.
-KNOWN_ABOUT_WORDS = ("known", "said", "reported")
-
-# Prepositions that follow "what happened" when it asks about a time or place.
+# Prepositions after "what happened" that make it ask for an overview of a time or place ("What
+# happened in the port?"), collected by hand from the probes with OVERVIEW_AUXILIARIES.
 HAPPENED_PREPOSITIONS = ("in", "on", "at", "during", "to", "after", "before")
 
 # --- Time -------------------------------------------------------------------------------------
