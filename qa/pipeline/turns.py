@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from qa.pipeline import lexicon
 from qa.pipeline.conversation import Rewrite, rewrite
 from qa.pipeline.entities import entity_tagger, part_of_speech_tagger
-from qa.pipeline.lexicon import alternation
 from qa.pipeline.text import META_WORDS, STOPWORDS, content_words, stem, words
 from qa.pipeline.trust import trust_models
 from qa.pipeline.turn_kind import (  # noqa: F401 - names_missing and only_the_reading are used through turns
@@ -163,7 +162,8 @@ _OPENING = 300
 _NOT_IN_NAMES = re.compile(r"[/|:?!]")
 _SENTENCE = re.compile(r"(?<=\w)\s?\.\s+(?=[A-Z])")
 _COPULA = re.compile(
-    rf"\b{alternation(lexicon.COPULAS)}\s+{alternation(lexicon.ARTICLES_AFTER_COPULA)}\b", re.IGNORECASE
+    rf"\b{lexicon.alternation(lexicon.COPULAS)}\s+{lexicon.alternation(lexicon.ARTICLES_AFTER_COPULA)}\b",
+    re.IGNORECASE,
 )
 
 
