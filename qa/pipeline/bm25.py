@@ -20,20 +20,10 @@ from collections.abc import Iterable
 
 import numpy as np
 
-# Small on purpose: BM25's idf already discounts frequent words; the list only
-# removes function words that would otherwise match every passage weakly and
-# make "no lexical evidence" impossible to tell from "weak evidence".
-STOPWORDS = frozenset(
-    """a about above after again against all am an and any are as at be because
-    been before being below between both but by can could did do does doing down
-    during each few for from further had has have having he her here hers herself
-    him himself his how i if in into is it its itself just me more most my myself
-    no nor not now of off on once only or other our ours ourselves out over own
-    same she should so some such than that the their theirs them themselves then
-    there these they this those through to too under until up very was we were
-    what when where which while who whom why will with would you your yours
-    yourself yourselves""".split()
-)
+# Small on purpose (STOPWORDS, not the longer CONTENT_STOPWORDS): BM25's idf already discounts
+# frequent words; the list only removes function words that would otherwise match every passage
+# weakly and make "no lexical evidence" impossible to tell from "weak evidence".
+from qa.pipeline.lexicon import STOPWORDS
 
 _TOKEN = re.compile(r"[^\W_]+")  # runs of letters or digits, any script
 

@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from qa.pipeline.lexicon import NAME_PARTICLES, NEGATIONS, OPPOSITE_OUTCOMES, REVERSING_VERBS
 from qa.pipeline.text import (
     META_WORDS,
     STOPWORDS,
@@ -46,32 +47,9 @@ from qa.pipeline.types import Passage, SourceSentence
 
 ClaimKind = Literal["negation", "outcome", "entity"]
 
-NEGATIONS = frozenset({"not", "no", "never", "none", "neither", "nor", "cannot", "without"})
 _CONTRACTED = re.compile(r"\b\w+n[’']t\b", re.I)
-# Each pair: the words of one outcome and of its opposite. Stemmed forms are not enough
-# ("won"/"win", "rose"/"rise"), so each side lists its forms.
 OPPOSITES: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
-    (frozenset(a.split()), frozenset(b.split()))
-    for a, b in (
-        ("won win wins winning victory victorious", "lost lose loses losing defeated defeat"),
-        ("approved approve approves approval", "rejected reject rejects rejection vetoed veto"),
-        (
-            "rose rise rises risen rising increased increase increases grew",
-            "fell fall falls fallen falling "
-            "decreased decrease decreases declined decline declines dropped drop drops",
-        ),
-        ("passed", "failed"),
-        ("accepted accept accepts", "refused refuse refuses declined"),
-        ("confirmed confirm confirms", "denied deny denies"),
-        (
-            "resumed resume resumes restarted restart reopened reopen",
-            "halted halt stopped stop suspended suspend shut closed",
-        ),
-        ("convicted", "acquitted"),
-        ("guilty", "innocent"),
-        ("allowed allow allows permitted", "banned ban bans prohibited forbade"),
-        ("alive survived", "dead died killed"),
-    )
+    (frozenset(a.split()), frozenset(b.split())) for a, b in OPPOSITE_OUTCOMES
 )
 
 
@@ -226,9 +204,7 @@ def _opposite_outcomes(a: str, b: str) -> tuple[str, str] | None:
 
 # Words that reverse the outcome word after them ("lifted a ban", "did not win"): such a sentence's
 # outcome is not read at all, rather than read backwards.
-_REVERSING = NEGATIONS | frozenset(
-    {"lift", "lifted", "lifts", "ended", "end", "overturned", "reversed", "eased"}
-)
+_REVERSING = NEGATIONS | REVERSING_VERBS
 
 
 def _outcome_words(text: str) -> set[str]:
@@ -298,4 +274,3 @@ def _names(text: str) -> set[str]:
 
 
 _SUBJECT_WORDS = 2
-NAME_PARTICLES = frozenset({"de", "van", "von", "al", "bin", "el", "la", "le", "da"})

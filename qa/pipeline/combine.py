@@ -20,6 +20,7 @@ from typing import Literal
 
 from qa.pipeline.answerability import ANSWERABLE, PARTIAL_ANSWER, UNANSWERABLE, UNDERSPECIFIED
 from qa.pipeline.decompose import Plan, framing
+from qa.pipeline.lexicon import COPULAS, HOW_DEGREE_WORDS, WH_WORDS, alternation
 from qa.pipeline.questions import analyse_question
 from qa.pipeline.text import STOPWORDS, content_words, stem, words
 from qa.pipeline.types import SUPPORTED, UNSUPPORTED, Answer, AnswerSentence
@@ -156,8 +157,10 @@ def _names(question: str) -> list[str]:
 
 
 _BE_QUESTION = re.compile(
-    r"^(?P<wh>what|who|when|where|which|why|how(?:\s+(?:many|much|long|old|big|large))?)\s+"
-    r"(?P<aux>is|are|was|were)\s+(?P<rest>.+)$",
+    r"^(?P<wh>"
+    + "|".join(w for w in WH_WORDS if w not in ("whom", "whose", "how"))
+    + rf"|how(?:\s+{alternation(HOW_DEGREE_WORDS)})?)\s+"
+    rf"(?P<aux>{'|'.join(COPULAS)})\s+(?P<rest>.+)$",
     re.IGNORECASE,
 )
 

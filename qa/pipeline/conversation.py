@@ -32,6 +32,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from qa.pipeline import lexicon
 from qa.pipeline.entities import part_of_speech_tagger
 from qa.pipeline.protocols import LLM
 from qa.pipeline.references import open_references
@@ -41,37 +42,14 @@ Turn = tuple[str, str]  # (user question, agent answer)
 
 _TOKEN = re.compile(r"[A-Za-z][A-Za-z'\u2019&.-]*[A-Za-z]|[A-Za-z]|\d[\d,.]*")
 # Pronouns that refer back to something; "this"/"that" only when no noun follows (handled below).
-_PRONOUNS = {
-    "it": "",
-    "its": "'s",
-    "they": "",
-    "them": "",
-    "their": "'s",
-    "he": "",
-    "him": "",
-    "his": "'s",
-    "she": "",
-    "her": "'s",
-    "there": "",
-}
+_PRONOUNS = lexicon.PRONOUN_POSSESSIVE_SUFFIX
 # "that" is left out: as often a relative pronoun ("everything that deleted") as a demonstrative.
 _DEMONSTRATIVES = ("this", "these", "those")
-# Words that follow "the"/"this" without naming a thing one could ask "which one?" about.
-_NOT_REFERENT = frozenset(
-    """way time case same other first last best most following above next one ones thing things
-    difference differences end answer question information world us kind type types lot amount
-    number cost price rate process reason reasons benefit benefits purpose role use""".split()
-)
+_NOT_REFERENT = lexicon.NOT_REFERENT_WORDS
 # "this article", "the report": the documents being searched, which retrieval finds; asking
 # "which article do you mean?" back would stop a question the corpus can answer.
-_DOCUMENT_NOUNS = frozenset(
-    """article articles report reports reporting document documents text passage story paper study
-    overview account coverage piece""".split()
-)
-_QUESTION_OPENERS = frozenset(
-    "what which who whom whose when where why how is are was were do does did can could should "
-    "would will may might tell please and or but so also".split()
-)
+_DOCUMENT_NOUNS = lexicon.DOCUMENT_NOUNS
+_QUESTION_OPENERS = lexicon.QUESTION_OPENERS
 _YEAR = re.compile(r"\b(1[5-9]\d\d|20\d\d)\b")
 _WHAT_ABOUT = re.compile(r"^\s*(?:and\s+)?(?:what|how)\s+about\s+(.+?)\s*\??\s*$", re.IGNORECASE)
 _AND_FRAGMENT = re.compile(r"^\s*(?:and|also|or)\s+(.+?)\s*\??\s*$", re.IGNORECASE)
@@ -252,9 +230,9 @@ def _references(question: str) -> list[tuple[int, int, str, str]]:
     return found
 
 
-_WEATHER = frozenset("rain rains raining rained snow snows snowing snowed pour pouring hail hailing".split())
+_WEATHER = lexicon.WEATHER_VERBS
 # Plural nouns a tagger reads as singular.
-_GROUPS = frozenset("people staff police personnel".split())
+_GROUPS = lexicon.GROUP_NOUNS
 
 
 def _refers_within(pronoun: str, before: list, after: list, tags: dict[int, str] | None) -> bool:
@@ -276,7 +254,7 @@ def _refers_within(pronoun: str, before: list, after: list, tags: dict[int, str]
     return False
 
 
-_BE = frozenset("is are was were be isn't aren't wasn't weren't will".split())
+_BE = lexicon.BE_FORMS
 
 
 def _existential(previous: str, following: str) -> bool:
@@ -284,22 +262,12 @@ def _existential(previous: str, following: str) -> bool:
     return previous in _BE or following.lower() in (_BE | {"any", "anything", "a", "an"})
 
 
-_PREPOSITIONS = frozenset("of about in on for from with at to by into".split())
-_CHATTER = frozenset("yes yeah sure thanks thank okay ok hello hi great please sorry think know".split())
-# Verbs that follow a question's subject ("does this library provide ..."): never the noun.
-_VERBS = frozenset(
-    """employ employs play plays think know want like believe heard hear tell said say provide provides
-    offer offers have has had pay pays paid do does make makes work works mean means
-    use uses give gives take takes get gets need needs cost costs affect affects happen happens support
-    supports require requires include includes apply applies charge charges allow allows accept accepts
-    compare compares differ differs help helps cover covers stand stands come comes go goes run runs
-    play plays start started open opens close closes serve serves issue issues
-    came become became went made said took gave got found began knew thought told wrote saw brought
-    held kept left led won grew""".split()
-)
+_PREPOSITIONS = lexicon.PREPOSITIONS
+_CHATTER = lexicon.CHATTER_WORDS
+_VERBS = lexicon.SUBJECT_FOLLOWING_VERBS
 
 
-_NOT_NOUN_ENDINGS = ("ly", "ed", "en", "wn", "ing", "ous", "ful", "ive", "able", "ible", "est")
+_NOT_NOUN_ENDINGS = lexicon.NOT_NOUN_ENDINGS
 _NOUN_TAGS = frozenset({"NN", "NNS", "NNP", "NNPS"})
 # Words that may stand inside a noun phrase before its noun ("the closest office", "the 4-H barn").
 _MODIFIER_TAGS = frozenset({"JJ", "JJR", "JJS", "VBN", "CD", "HYPH"})

@@ -23,6 +23,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from qa.pipeline.lexicon import MONTH_PATTERN, ORDINAL_SUFFIXES, YEAR_PARTS, alternation
 from qa.pipeline.types import ScoredPassage
 
 MAX_SOURCES = 20
@@ -82,36 +83,11 @@ class DocumentScope:
 _MONTH_NAMES = {name.lower(): n for n, name in enumerate(calendar.month_name) if name}
 _MONTH_NAMES |= {name.lower(): n for n, name in enumerate(calendar.month_abbr) if name}
 _MONTH_NAMES["sept"] = 9
-_MONTH = (
-    r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
-    r"|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
-)
+_MONTH = MONTH_PATTERN
 _YEAR = r"((?:1[89]|20)\d\d)"
-_DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
+_DAY = rf"(\d{{1,2}}){alternation(ORDINAL_SUFFIXES)}?"
 # Parts of a year, as months (first, last).
-_PARTS = {
-    "early": (1, 4),
-    "beginning of": (1, 3),
-    "start of": (1, 3),
-    "mid": (5, 8),
-    "middle of": (5, 8),
-    "late": (9, 12),
-    "end of": (10, 12),
-    "first half of": (1, 6),
-    "second half of": (7, 12),
-    "spring": (3, 5),
-    "summer": (6, 8),
-    "autumn": (9, 11),
-    "fall": (9, 11),
-    "first quarter of": (1, 3),
-    "second quarter of": (4, 6),
-    "third quarter of": (7, 9),
-    "fourth quarter of": (10, 12),
-    "q1": (1, 3),
-    "q2": (4, 6),
-    "q3": (7, 9),
-    "q4": (10, 12),
-}
+_PARTS = YEAR_PARTS
 _PART = "(" + "|".join(sorted((re.escape(p) for p in _PARTS), key=len, reverse=True)) + ")"
 # Most specific first: a span one pattern consumed is not read again by a vaguer one.
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (

@@ -25,6 +25,18 @@ from dataclasses import dataclass
 from typing import Literal
 
 from qa.pipeline.conversation import rewrite
+from qa.pipeline.lexicon import (
+    AUXILIARIES,
+    COMPARISON_JOINERS,
+    COPULAS,
+    DEMONSTRATIVES,
+    FRAMED_DOCUMENT_NOUNS,
+    QUESTION_JOINERS,
+    SUBJECT_PREPOSITIONS,
+    THIRD_PERSON_PRONOUNS,
+    WH_WORDS,
+    alternation,
+)
 from qa.pipeline.llm import LLMError
 from qa.pipeline.protocols import LLM
 from qa.pipeline.text import content_words, stem
@@ -32,17 +44,17 @@ from qa.pipeline.text import content_words, stem
 MAX_PARTS = 4
 PlanMethod = Literal["rules", "llm", "single"]
 
-_WH = r"(?:what|who|whom|whose|when|where|which|why|how)"
+_WH = alternation(WH_WORDS)
 # Where a second question starts inside one sentence: a wh-word after "and" / "; " / ", but",
 # or an auxiliary after ", and" (", and did it ..."): "and" alone joins names too often.
 _JOIN = re.compile(
-    rf"(?:,?\s+(?:and|but|also|as well as)\s+|;\s*)(?={_WH}\b)"
-    r"|,\s+and\s+(?=(?:is|are|was|were|did|does|do|has|have|had|can|will)\s)",
+    rf"(?:,?\s+{alternation(QUESTION_JOINERS)}\s+|;\s*)(?={_WH}\b)"
+    rf"|,\s+and\s+(?={alternation(AUXILIARIES)}\s)",
     re.IGNORECASE,
 )
 _COMPARE = re.compile(
     r"^\s*(?:please\s+)?compare\s+(?:the\s+)?(?:(?P<attr>[\w\s'-]+?)\s+(?:of|in|for)\s+)?"
-    r"(?P<a>.+?)\s+(?:and|with|to|against)\s+(?P<b>.+?)\s*[?.]?\s*$",
+    rf"(?P<a>.+?)\s+{alternation(COMPARISON_JOINERS)}\s+(?P<b>.+?)\s*[?.]?\s*$",
     re.IGNORECASE,
 )
 _DIFFERENCE = re.compile(
@@ -54,12 +66,16 @@ _DIFFERENCE = re.compile(
 # the subject. Two items need a plural verb ("are", "were"): "What is the research and development
 # budget of X" asks one thing.
 _LIST = re.compile(
-    r"^\s*(?P<wh>what|which)\s+(?P<verb>is|are|was|were)\s+(?:the\s+)?(?P<items>.+?)\s+"
-    r"(?P<prep>of|in|for|at)\s+(?P<subject>.+?)\s*\?*\s*$",
+    rf"^\s*(?P<wh>what|which)\s+(?P<verb>{'|'.join(COPULAS)})\s+(?:the\s+)?(?P<items>.+?)\s+"
+    rf"(?P<prep>{'|'.join(SUBJECT_PREPOSITIONS)})\s+(?P<subject>.+?)\s*\?*\s*$",
     re.IGNORECASE,
 )
 _LIST_SPLIT = re.compile(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+", re.IGNORECASE)
-_PRONOUN = re.compile(r"\b(?:it|its|they|their|them|he|she|his|her|this|that|these|those)\b", re.IGNORECASE)
+# Written without "him": an object pronoun rarely stands in a sub-question for its subject.
+_PRONOUN = re.compile(
+    r"\b(?:" + "|".join(p for p in (*THIRD_PERSON_PRONOUNS, *DEMONSTRATIVES) if p != "him") + r")\b",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -106,7 +122,7 @@ def rule_plan(question: str) -> Plan:
 
 _FRAMING = re.compile(
     r"^(?:(?:according\s+to|based\s+(?:solely\s+|only\s+)?on)\s+(?:the|this)\s+[\w\s]{0,30}?"
-    r"(?:article|report|reporting|overview|account|document|text|source)s?(?:\s+provided)?,\s+)",
+    rf"{alternation(FRAMED_DOCUMENT_NOUNS)}s?(?:\s+provided)?,\s+)",
     re.IGNORECASE,
 )
 
@@ -225,7 +241,7 @@ def _with_context(part: str, earlier: Sequence[str]) -> str:
 
 
 _NAME = re.compile(r"[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*")
-_WH_WORDS = {"what", "who", "whom", "whose", "when", "where", "which", "why", "how"}
+_WH_WORDS = frozenset(WH_WORDS)
 
 
 def _names_in(text: str) -> list[str]:

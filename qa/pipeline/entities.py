@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import lru_cache
 
+from qa.pipeline import lexicon
+
 Entities = tuple[tuple[str, str], ...]  # (lower-cased text, label) per entity
 
 # Who answers "who ...": a person, or a band, team, company or people ("who sings ...", "who won ...").
@@ -50,9 +52,9 @@ def names_a_new_entity(sentence: str, question: str, labels: frozenset[str]) -> 
 
 
 # Words by which a sentence refers back to a person it does not name ("Perhaps his most notable work is ...").
-_PERSONAL_PRONOUNS = frozenset({"he", "him", "his", "she", "her", "hers"})
+_PERSONAL_PRONOUNS = lexicon.PERSON_PRONOUNS
 # Parts of a name that say nothing about whom ("von" Steuben, "bin" Salman).
-_NAME_PARTICLES = frozenset({"von", "van", "der", "den", "del", "della", "bin", "ibn", "the"})
+_NAME_PARTICLES = lexicon.PERSON_NAME_PARTICLES
 
 
 def refers_to_titled_person(sentence: str, title: str, question: str) -> bool | None:

@@ -18,6 +18,14 @@ import numpy as np
 
 from qa.pipeline import roles
 from qa.pipeline.generation_output import parse_generation_output
+from qa.pipeline.lexicon import (
+    DEMONSTRATIVES,
+    EVENT_WORDS,
+    REFERRING_NOUNS,
+    SOURCE_FRAMING_WORDS,
+    THIRD_PERSON_PRONOUNS,
+    alternation,
+)
 from qa.pipeline.prompts import generation_messages, looks_like_instruction, number_context
 from qa.pipeline.protocols import LLM, Embedder
 from qa.pipeline.questions import slot_states_amount
@@ -67,9 +75,11 @@ def _passage_sentences(passages: Sequence[ScoredPassage]) -> list[SourceSentence
 
 # A sentence opening with a pronoun or "the move", "this decision": what it is about is named in
 # the sentence before it.
+# Object forms ("him", "them") never open a sentence.
 _REFERS_BACK = re.compile(
-    r"^\W*(?:he|she|it|they|his|her|its|their|this|these|those|that|such|"
-    r"the\s+(?:move|deal|plan|vote|decision|agreement|measure|step|party|country|government|group))\b",
+    r"^\W*(?:"
+    + "|".join(p for p in (*THIRD_PERSON_PRONOUNS, *DEMONSTRATIVES) if p not in ("him", "them"))
+    + rf"|such|the\s+{alternation(REFERRING_NOUNS)})\b",
     re.IGNORECASE,
 )
 
@@ -415,10 +425,10 @@ def about_another_time(text: str, period: tuple[int, int], *, slack: int = 1) ->
 # "What happened in southern Westmere?": the event is what the sentence tells, not a word it uses.
 # Counted, "happen" outweighed "southern" and "Westmere" together (no sentence has it, so its rarity
 # weight was the highest) and the answer quoted the country profile, not the flood report.
-_EVENT_WORDS = content_words("happen happened happens happening occur occurred occurs")
+_EVENT_WORDS = content_words(" ".join(EVENT_WORDS))
 
 # Words that frame a question ("Based only on this article, ...") without asking anything.
-_FRAMING_WORDS = content_words("based according solely only reportedly")
+_FRAMING_WORDS = content_words(" ".join(SOURCE_FRAMING_WORDS))
 
 
 def asks_only_amounts(question: str, slots: Sequence[QuantitySlot]) -> bool:

@@ -8,6 +8,7 @@ import json
 import re
 from dataclasses import dataclass
 
+from qa.pipeline.lexicon import NEGATED_AUXILIARIES, SOURCES_LACK_VERBS, UNABLE_VERBS, alternation
 from qa.pipeline.prompts import NumberedContext
 from qa.pipeline.text import content_words, id_tokens, split_sentences
 from qa.pipeline.types import REFUSAL_TEXT, SourceSentence
@@ -21,8 +22,8 @@ _ANSWER_LABEL = re.compile(r"^\s*(?:final\s+)?(?:answer|response)\s*:\s*", re.IG
 _CITATION_LABEL = re.compile(r"(?:sources?|citations?|references?|evidence|supporting sentences?|ids?)", re.I)
 _SOFT_REFUSAL = re.compile(
     r"\b(?:context|documents?|sources?|passages?|articles?|text)\s+(?:does|do)\s+not\s+"
-    r"(?:contain|provide|mention|say|state|answer|include|specify|give)\b|"
-    r"\bI\s+(?:do not|don't|cannot|can't)\s+(?:know|find|answer|determine)\b|"
+    rf"{alternation(SOURCES_LACK_VERBS)}\b|"
+    rf"\bI\s+{alternation(NEGATED_AUXILIARIES)}\s+{alternation(UNABLE_VERBS)}\b|"
     r"\bnot\s+enough\s+information\b|^\s*insufficient evidence\b",
     re.IGNORECASE,
 )

@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from qa.pipeline.lexicon import OVERRIDE_VERBS, alternation
 from qa.pipeline.protocols import LLM
 from qa.pipeline.types import REFUSAL_TEXT, SourceSentence
 
@@ -45,7 +46,7 @@ def neutralise(text: str) -> str:
 
 
 _INSTRUCTION_LIKE = re.compile(
-    r"\b(?:ignore|disregard|forget|override)\b[^.!?]{0,40}\b(?:instructions?|prompts?|rules|guidelines)\b|"
+    rf"\b{alternation(OVERRIDE_VERBS)}\b[^.!?]{{0,40}}\b(?:instructions?|prompts?|rules|guidelines)\b|"
     r"\byou are now\b|\b(?:system|developer) (?:prompt|message)\b|\bnew instructions?\s*:",
     re.IGNORECASE,
 )

@@ -15,6 +15,29 @@ from dataclasses import dataclass
 from typing import Literal
 
 from qa.pipeline.entities import PERSON_LABELS, names_a_new_entity, refers_to_titled_person
+from qa.pipeline.lexicon import (
+    CHANGE_DIRECTIONS,
+    COPULAS,
+    CURRENT_WORDS,
+    GENERIC_MEASURES,
+    HAPPENED_PREPOSITIONS,
+    HOW_MEASURE_ADJECTIVES,
+    MEASURE_HEAD_NOUNS,
+    MEASURE_NOUNS,
+    MEASURE_SYNONYMS,
+    MONTH_NAME_PATTERN,
+    NOT_A_SUBJECT_WORDS,
+    NUMBER_WORDS,
+    OVERVIEW_AUXILIARIES,
+    PAST_HOLDER_WORDS,
+    PERSON_NOUNS,
+    PLACE_NOUNS,
+    QUESTION_WORDS,
+    SLOT_FILLER_WORDS,
+    TIME_NOUNS,
+    TIME_PREPOSITIONS,
+    alternation,
+)
 from qa.pipeline.text import (
     META_WORDS,
     NEXT_PART,
@@ -33,76 +56,48 @@ from qa.pipeline.types import ScoredPassage
 AnswerType = Literal["number", "date", "person", "place", "other"]
 
 _DATE = re.compile(
-    r"^\s*(?:when\b|(?:in|by|since|until)?\s*(?:what|which)\s+(?:year|date|day|month|decade|century|period)\b|"
+    rf"^\s*(?:when\b|{alternation(TIME_PREPOSITIONS)}?\s*(?:what|which)\s+{alternation(TIME_NOUNS)}\b|"
     r"how long ago\b)",
     re.IGNORECASE,
 )
 _PERSON = re.compile(
-    r"\b(?:who|whom|whose)\b|\b(?:what|which)\s+(?:person|president|king|queen|leader|prime minister|"
-    r"author|singer|actor|actress|player|coach|founder|ruler|emperor|chancellor|minister|general)\b",
+    rf"\b(?:who|whom|whose)\b|\b(?:what|which)\s+{alternation(PERSON_NOUNS)}\b",
     re.IGNORECASE,
 )
 # "Who is the current prime minister": a sentence naming the first or a former one does not answer it.
-_CURRENT = re.compile(r"\b(?:current(?:ly)?|present|incumbent|sitting|now|today)\b", re.IGNORECASE)
-_PAST_HOLDER = frozenset(
-    "first second third former formerly previous founding late then onetime ex last outgoing".split()
-)
+_CURRENT = re.compile(rf"\b(?:current(?:ly)?|{'|'.join(CURRENT_WORDS)})\b", re.IGNORECASE)
+_PAST_HOLDER = PAST_HOLDER_WORDS
 _PLACE = re.compile(
-    r"^\s*where\b|\b(?:what|which)\s+(?:country|countries|city|cities|state|states|place|region|"
-    r"continent|province|town|island|capital)\b|\bwhere\b",
+    rf"^\s*where\b|\b(?:what|which)\s+{alternation(PLACE_NOUNS)}\b|\bwhere\b",
     re.IGNORECASE,
 )
 # "how long", "how far", ... and "what is the population of ...": a measure the answer must state.
-_HOW_MEASURE = re.compile(
-    r"\bhow\s+(long|far|tall|old|big|large|high|deep|wide|fast|often|heavy)\b", re.IGNORECASE
-)
-MEASURE_WORDS = frozenset(
-    stem(w)
-    for w in """population number amount total cost price rate gdp budget revenue income salary height
-    length width depth area size distance speed age temperature value score percentage percent share
-    proportion fraction weight capacity count tally toll""".split()
-)
-# Words a source uses for a measure the question names differently ("home to 72,000 people").
-_MEASURE_SYNONYMS = {
-    "population": {"people", "inhabitant", "resident", "citizen"},
-    "cost": {"price", "spent", "spend", "paid"},
-    "price": {"cost", "paid"},
-    "age": {"old", "aged", "born"},
-    "height": {"tall", "high", "metre", "meter", "feet", "foot"},
-    "distance": {"far", "mile", "kilometre", "kilometer", "km"},
-    "toll": {"killed", "dead", "death"},
-}
+_HOW_MEASURE = re.compile(rf"\bhow\s+({'|'.join(HOW_MEASURE_ADJECTIVES)})\b", re.IGNORECASE)
+MEASURE_WORDS = frozenset(stem(w) for w in MEASURE_NOUNS)
+_MEASURE_SYNONYMS = MEASURE_SYNONYMS
 # "the total number of jobs": the measure is what is counted (the quantity slot's focus), not "number".
-_GENERIC_MEASURES = frozenset({"number", "amount", "total", "value", "count", "size"})
+_GENERIC_MEASURES = GENERIC_MEASURES
 _MEASURE_HEAD = re.compile(
-    r"\b(?:what|which)\s+(?:is|was|were|are|will be|has been)?\s*(?:the\s+)?"
-    r"(?:[\w'\u2019]+\s+){0,2}?(population|number|amount|total|cost|price|rate|gdp|budget|revenue|income|salary|"
-    r"height|length|width|depth|area|size|distance|speed|age|temperature|value|score|weight|capacity|"
-    r"death toll|toll)\b",
+    rf"\b(?:what|which)\s+(?:{'|'.join((*COPULAS, 'will be', 'has been'))})?\s*(?:the\s+)?"
+    rf"(?:[\w'\u2019]+\s+){{0,2}}?({'|'.join(MEASURE_HEAD_NOUNS)})\b",
     re.IGNORECASE,
 )
 _MONTHS = re.compile(
-    r"\b(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|"
-    r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\b|\bcentury\b|\bdecade\b|\b1[0-9]{3}s?\b|\b20[0-9]{2}s?\b",
+    rf"\b{MONTH_NAME_PATTERN}\b|\bcentury\b|\bdecade\b|\b1[0-9]{{3}}s?\b|\b20[0-9]{{2}}s?\b",
     re.IGNORECASE,
 )
-# Question words that never name what is asked about.
-_QUESTION_WORDS = frozenset(
-    stem(w)
-    for w in """what which who whom whose when where why how does did do is are was were according article
-    based solely only overview historical account reporting report specific exact describe explain""".split()
-)
+_QUESTION_WORDS = frozenset(stem(w) for w in QUESTION_WORDS)
 # "Tell me about the port.", "What do the sources say about the floods?": the question asks what the
 # sources say about a subject, not for one fact, and its framing names nothing an answer must be about.
 _OVERVIEW = re.compile(
     r"^\s*(?:(?:please|can you|could you)\s+)?(?:"
     r"tell\s+(?:me|us)\s+(?:more\s+)?about"
-    r"|what\s+(?:do|does|did|can)\s+(?:the\s+|these\s+|your\s+)?"
+    rf"|what\s+{alternation(OVERVIEW_AUXILIARIES)}\s+(?:the\s+|these\s+|your\s+)?"
     r"(?:sources?|documents?|reports?|articles?|corpus|texts?|you)\s+(?:say|tell\s+(?:me|us)|report|know)\s+about"
     r"|what\s+is\s+(?:known|said|reported)\s+about"
     r"|(?:give\s+(?:me\s+)?)?(?:an?\s+)?(?:overview|summary)\s+of"
     r"|summari[sz]e|describe"
-    r"|what\s+(?:happened|has\s+happened|took\s+place)\s+(?=(?:in|on|at|during|to|after|before)\s)"
+    rf"|what\s+(?:happened|has\s+happened|took\s+place)\s+(?={alternation(HAPPENED_PREPOSITIONS)}\s)"
     r")\s*(?P<subject>\S.*)$",
     re.IGNORECASE,
 )
@@ -308,35 +303,14 @@ def _same_word(a: str, b: str) -> bool:
 # Words for one direction of change, any of which a source may use for another: "How much did the
 # container volume grow in 2024?" is answered by "... 4.2 million containers in 2024, an increase of
 # 6 percent", and was refused because no sentence said "grow".
-_CHANGES = tuple(
-    frozenset(stem(w) for w in group.split())
-    for group in (
-        "grow grew grown growth increase increased increases rise rose risen rising climb climbed gain "
-        "gained expand expanded expansion jump jumped",
-        "fall fell fallen falling decline declined decrease decreased decreases drop dropped shrink shrank "
-        "shrunk contract contracted contraction",
-    )
-)
+_CHANGES = tuple(frozenset(stem(w) for w in group.split()) for group in CHANGE_DIRECTIONS)
 
 
-_SLOT_FILLER_STEMS = frozenset(
-    stem(w)
-    for w in """exact total number amount figure count value size overall approximate approximately
-    roughly estimated additional extra percentage percent proportion share fraction more""".split()
-)
-_COUNT_WORDS = frozenset(
-    stem(w)
-    for w in """one two three four five six seven eight nine ten eleven twelve twenty thirty forty fifty
-    hundred hundreds thousand thousands million millions billion billions dozen dozens""".split()
-)
-
-
-# Words a one-word turn says about the conversation rather than about a subject to search for.
-_NOT_A_SUBJECT = frozenset(
-    stem(w)
-    for w in """tell more example examples interesting interested thanks thank okay great cool wow sure
-    yes yeah really explain elaborate detail details else info information help mean""".split()
-)
+# text.py's slot fillers and "more" ("how many more staff").
+_SLOT_FILLER_STEMS = frozenset(stem(w) for w in (*SLOT_FILLER_WORDS, "more"))
+# text.py's number words without "half" and with "dozens".
+_COUNT_WORDS = frozenset(stem(w) for w in NUMBER_WORDS | {"dozens"})
+_NOT_A_SUBJECT = frozenset(stem(w) for w in NOT_A_SUBJECT_WORDS)
 
 
 def names_too_little(question: str, ranked: Sequence[ScoredPassage], *, top: int = 3) -> bool:

@@ -27,16 +27,17 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from qa.pipeline import lexicon
 from qa.pipeline.entities import part_of_speech_tagger
 from qa.pipeline.text import stem, words
 
-_DETERMINERS = frozenset({"the", "this", "these", "those", "that"})
+_DETERMINERS = lexicon.DETERMINERS
 _COMMON_NOUN = frozenset({"NN", "NNS"})
 # What may stand inside the phrase before its head ("the famous basketball player", "the New York
 # county", "this particular index fund").
 _INSIDE = frozenset({"JJ", "JJR", "JJS", "VBN", "NN", "NNS", "NNP", "NNPS", "HYPH", "CD", "POS"})
 # A complement that says which one is meant; a location ("the animal in California") does not.
-_PINNING = frozenset({"of", "for", "called", "named"})
+_PINNING = lexicon.PINNING_WORDS
 _LONGEST = 6  # words after the determiner
 
 

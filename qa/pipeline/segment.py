@@ -60,6 +60,8 @@ from itertools import pairwise
 
 import nupunkt
 
+from qa.pipeline import lexicon
+
 MAX_SENTENCE_CHARS = 1500
 
 # A line break inside a block is a soft wrap only when the block looks
@@ -83,25 +85,8 @@ _CUT_PREFERENCES = (re.compile(r"[;:]\s"), re.compile(r",\s"), re.compile(r"\s")
 # Derived by bench/segmentation.py (see the module docstring). Kept as data so
 # that run time needs only nupunkt and the list can be reviewed; the script
 # reports when a package upgrade would change it.
-_NOT_ABBREVIATIONS = frozenset(
-    """
-    a academe accent acres ad add ago aims alike all am amok an applause apt arb
-    arrows art ashore at auto awry b backs bail bank bat bed bets biting black
-    bleak bold bombed bond book brash broad bull bus call can cancer cap car cent
-    century chaos chase chases cheerful chest chip civilization climb closes coal
-    code cold crazy day decks des dig doldrums drunk dull elect enter equal et etc
-    faded farce fed fish flag flak flourish found fray free gracefully greenmail
-    hall hand hard hers highs holidays horse how human ills in invaders joke jour
-    just knees la lab lack lead leg life lock low luck mart me memo mend mess met
-    mills miss month nonsense nor okay or overt par parade park pen per pet pick
-    pop port prod prods prop rash raw re reporter reports reproach rest rich rife
-    rob roll row ruin ruined sand sane sat saw scandal se sent series shade sir
-    sleep so soar south spruce stake stars stock story sum sun tables tale talent
-    tasks tax taxis tech ten thanks traumas vain victories vise walk wall wave week
-    west wheat wheel whites will win wisely woes woods wool works wrath
-    """.split()
-)
-_EXTRA_ABBREVIATIONS = ("lt", "lieut", "cmdr", "pct")
+_NOT_ABBREVIATIONS = lexicon.NOT_ABBREVIATIONS
+_EXTRA_ABBREVIATIONS = lexicon.EXTRA_ABBREVIATIONS
 
 
 @lru_cache(maxsize=1)

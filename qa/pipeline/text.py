@@ -14,36 +14,32 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from qa.pipeline.lexicon import (
+    CONTENT_STOPWORDS,
+    COUNTED_NOUNS,
+    EXACT_WORDS,
+    HOW_QUANTITY_WORDS,
+    META_WORDS,
+    MONTHS,
+    NEXT_PART_OPENERS,
+    NOT_NAMES_EXTRA,
+    NUMBER_WORDS,
+    ORDINAL_SUFFIXES,
+    RELATIVE_DAYS,
+    SCALE_WORDS,
+    SHARE_NOUNS,
+    SLOT_END_WORDS,
+    SLOT_FILLER_WORDS,
+    TIME_QUESTION_NOUNS,
+    WEEKDAY_STEMS,
+    alternation,
+)
 from qa.pipeline.segment import segment
 
-STOPWORDS = frozenset(
-    """
-    a about above after again against all also am an and any are as at be because been
-    before being below between both but by can could did do does doing down during each
-    few for from further had has have having he her here hers herself him himself his how
-    i if in into is it its itself just me more most my myself no nor not now of off on
-    once only or other our ours ourselves out over own same she should so some such than
-    that the their theirs them themselves then there these they this those through to too
-    under until up very was we were what when where which while who whom why will with
-    would you your yours yourself yourselves per via upon among amid within without onto
-    however therefore thus meanwhile moreover furthermore although though whereas while
-    yet still since ago even ever many much may might must shall one ones another either
-    neither whether according said says say told st nd rd th""".split()
-)
-
-# Words an answer uses to talk about its sources rather than to assert facts.
-# They never appear in the cited sentence, so counting them would punish every
-# "The article states that ..." answer.
-META_WORDS = frozenset(
-    """
-    article articles report reports reported reporting text context source sources document
-    documents passage passages state states stated mention mentions mentioned note notes
-    noted describe describes described explain explains explained indicate indicates
-    indicated suggest suggests suggested provide provides provided information""".split()
-)
+STOPWORDS = CONTENT_STOPWORDS
 
 # Capitalised words that start sentences without naming anything.
-_NOT_NAMES = STOPWORDS | META_WORDS | frozenset({"i", "overall", "today", "yes"})
+_NOT_NAMES = STOPWORDS | META_WORDS | NOT_NAMES_EXTRA
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'\u2019-]*|\d[\d,]*(?:\.\d+)?")
 _NUMBER = re.compile(
@@ -51,11 +47,9 @@ _NUMBER = re.compile(
     r"thousand\b|million\b|billion\b|trillion\b|bn\b)?",
     re.IGNORECASE,
 )
-_SCALE = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "bn": 1e9, "trillion": 1e12}
-_NUMBER_WORDS = frozenset(
-    "one two three four five six seven eight nine ten eleven twelve twenty thirty forty fifty "
-    "hundred hundreds thousand thousands million millions billion billions half dozen".split()
-)
+_SCALE = SCALE_WORDS
+# "half" counts as a number here ("half the staff"), not in questions.py's count words.
+_NUMBER_WORDS = NUMBER_WORDS | {"half"}
 
 
 def words(text: str) -> list[str]:
@@ -143,7 +137,9 @@ def is_year(value: float) -> bool:
 
 _DECADE = re.compile(r"\b(1[89]\d0|20\d0)s\b")
 # "the 19th century", "the late 19th and early 20th centuries": the ordinal before "century".
-_CENTURY = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)\b(?=[\w\s,-]{0,25}?\bcentur(?:y|ies)\b)", re.IGNORECASE)
+_CENTURY = re.compile(
+    rf"\b(\d{{1,2}}){alternation(ORDINAL_SUFFIXES)}\b(?=[\w\s,-]{{0,25}}?\bcentur(?:y|ies)\b)", re.IGNORECASE
+)
 
 
 def years_named(text: str) -> frozenset[float]:
@@ -242,17 +238,13 @@ def unique_sentences(groups: Sequence[Sequence]) -> list:
 
 
 _QUANTITY_QUESTION = re.compile(
-    r"\bhow (?:many|much)\b|\bwhat (?:percentage|percent|proportion|share|fraction)\b|"
-    r"\b(?:exact|total)\b[\w\s'\u2019-]{0,30}?\b(?:number|amount|figure|count|cost|budget|value|size)\b",
+    rf"\bhow {alternation(HOW_QUANTITY_WORDS)}\b|\bwhat {alternation(SHARE_NOUNS)}\b|"
+    rf"\b{alternation(EXACT_WORDS)}\b[\w\s'\u2019-]{{0,30}}?\b{alternation(COUNTED_NOUNS)}\b",
     re.IGNORECASE,
 )
 # Words around a quantity trigger that say nothing about *what* is counted (stemmed, as compared).
-_SLOT_FILLERS = frozenset(
-    stem(w)
-    for w in """exact total number amount figure count value size overall approximate approximately
-    roughly estimated additional extra percentage percent proportion share fraction""".split()
-)
-_SLOT_END = re.compile(r"[,;?]|\b(?:and|or|but|while|whereas|compared)\b", re.IGNORECASE)
+_SLOT_FILLERS = frozenset(stem(w) for w in SLOT_FILLER_WORDS)
+_SLOT_END = re.compile(rf"[,;?]|\b{alternation(SLOT_END_WORDS)}\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -296,9 +288,7 @@ def quantity_slots(question: str, *, focus_words: int = 4) -> list[QuantitySlot]
 
 
 # ", and how ...", ", and what ...": where a question's next part begins.
-NEXT_PART = re.compile(
-    r",?\s+and\s+(?:how|what|which|who|when|where|why|did|does|is|are|was)\b", re.IGNORECASE
-)
+NEXT_PART = re.compile(rf",?\s+and\s+{alternation(NEXT_PART_OPENERS)}\b", re.IGNORECASE)
 
 
 def main_clause(question: str) -> str:
@@ -319,12 +309,14 @@ def question_parts(question: str) -> list[str]:
 # ("When did the floods happen and how many ...", "..., and in what year did ..."). A "when" inside
 # a clause ("What did officials say when the port closed?") asks nothing of its own.
 _TIME_QUESTION = re.compile(
-    r"(?:^|,|\band)\s*(?:when|(?:in\s+|on\s+)?(?:what|which)\s+(?:year|month|day|date|decade))\b",
+    rf"(?:^|,|\band)\s*(?:when|(?:in\s+|on\s+)?(?:what|which)\s+{alternation(TIME_QUESTION_NOUNS)})\b",
     re.IGNORECASE,
 )
+# "may" is left out: as a modal verb it would date every "may" question.
 _WEEKDAYS_AND_MONTHS = re.compile(
-    r"\b(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day|yesterday|tomorrow|tonight|weekend|january|february|march|april|june|july|"
-    r"august|september|october|november|december)\b",
+    rf"\b(?:{alternation(WEEKDAY_STEMS)}day|"
+    + "|".join((*RELATIVE_DAYS, *(month for month in MONTHS if month != "may")))
+    + r")\b",
     re.IGNORECASE,
 )
 

@@ -38,6 +38,7 @@ from qa.pipeline.answerability import (
     AnswerKind,
 )
 from qa.pipeline.conversation import Rewrite, rewrite
+from qa.pipeline.lexicon import THIRD_PERSON_PRONOUNS, alternation
 from qa.pipeline.questions import analyse_question, names_too_little
 from qa.pipeline.text import STOPWORDS, stem, words
 from qa.pipeline.types import ScoredPassage
@@ -50,7 +51,7 @@ _NAME_RUN = re.compile(r"(?:[A-Z][\w.'&-]*[^\S\n]+){0,4}[A-Z][\w.'&-]*")
 # A full stop after a word of four letters or more ends a sentence ("Police Department. Police
 # officers"); after a shorter one it is an abbreviation ("St. Louis", "U.S. Army").
 _SENTENCE_END = re.compile(r"(?<=\w{4})\.\s")
-_PRONOUN = re.compile(r"\b(?:it|its|they|them|their|he|him|his|she|her)\b", re.IGNORECASE)
+_PRONOUN = re.compile(rf"\b{alternation(THIRD_PERSON_PRONOUNS)}\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)

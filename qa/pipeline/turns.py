@@ -22,6 +22,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from qa.pipeline import lexicon
 from qa.pipeline.conversation import Rewrite, rewrite
 from qa.pipeline.entities import entity_tagger, part_of_speech_tagger
 from qa.pipeline.text import META_WORDS, STOPWORDS, content_words, stem, words
@@ -39,16 +40,7 @@ from qa.pipeline.types import UNSUPPORTED, Answer, AnswerSentence, ScoredPassage
 # sources count people by what they are ("2,400 residents", "1,850 staff"), so "How many people were
 # evacuated?" was answered in part, "the sources do not cover 'people'". "volumes", "levels",
 # "figures": the measure of what is asked about ("Why did container volumes grow?" lacked 'volumes').
-_FRAMING = frozenset(
-    stem(w)
-    for w in """tell know want need like help please difference different differ compare comparison
-    example examples mean meaning way ways thing things work works best good better use used get able
-    possible happen happens happened today currently current isn't aren't don't doesn't last come
-    seem leave answer recommend next week include call really actually exactly also
-    exact precise precisely specific specifically particular general number kind kinds type types
-    people person persons volume volumes level levels figure figures amount amounts total totals
-    statistics data""".split()
-)
+_FRAMING = frozenset(stem(w) for w in lexicon.FOCUS_FRAMING_WORDS)
 
 
 @dataclass(frozen=True)
@@ -169,7 +161,10 @@ _OPENING = 300
 # A path, a heading's separator or a question: a document's title that is not a thing's name.
 _NOT_IN_NAMES = re.compile(r"[/|:?!]")
 _SENTENCE = re.compile(r"(?<=\w)\s?\.\s+(?=[A-Z])")
-_COPULA = re.compile(r"\b(?:is|was|are|were)\s+(?:a|an|the|one)\b", re.IGNORECASE)
+_COPULA = re.compile(
+    rf"\b{lexicon.alternation(lexicon.COPULAS)}\s+{lexicon.alternation(lexicon.ARTICLES_AFTER_COPULA)}\b",
+    re.IGNORECASE,
+)
 
 
 def _name_like(title: str, noun: str) -> bool:
@@ -384,9 +379,7 @@ def names_lacking(
 
 
 # How passages speak of what crosses borders, whichever the countries (stems, as ``content_words`` gives).
-_ACROSS_BORDERS = frozenset(
-    {"international", "internationally", "oversea", "abroad", "foreign", "cross-border"}
-)
+_ACROSS_BORDERS = lexicon.ACROSS_BORDERS_WORDS
 _PLACES = frozenset({"GPE", "LOC"})  # countries, cities, regions
 _PEOPLES = frozenset({"NORP"})  # "Australian", "Canadian"
 
@@ -413,7 +406,7 @@ def _places_crossed(question: str, bag: set[str]) -> frozenset[str]:
     return frozenset(w for text, _ in named for w in words(text))
 
 
-_SMALL_IN_NAMES = frozenset({"of", "the", "and", "for", "on", "de"})
+_SMALL_IN_NAMES = lexicon.SMALL_WORDS_IN_NAMES
 
 
 def _named_by_initials(question: str, text: str) -> frozenset[str]:
@@ -472,21 +465,11 @@ def _verbs_and_adverbs(question: str) -> frozenset[str]:
     return frozenset(found)
 
 
-_DEMONYM_ENDINGS = ("ese", "ian", "an", "n", "ish", "i")
+_DEMONYM_ENDINGS = lexicon.DEMONYM_ENDINGS
 
 
 # "How deep ...?" asks for a measure the passages name by its noun ("to a depth of 16 meters").
-_MEASURE_NOUNS = {
-    "deep": {"depth"},
-    "long": {"length"},
-    "wide": {"width", "broad"},
-    "broad": {"breadth", "width", "wide"},
-    "high": {"height", "tall", "altitude", "elevation"},
-    "tall": {"height", "high"},
-    "heavy": {"weight"},
-    "large": {"size", "area", "big"},
-    "fast": {"speed"},
-}
+_MEASURE_NOUNS = lexicon.MEASURE_ADJECTIVE_NOUNS
 
 
 def _measures_named(question: str, bag: set[str]) -> set[str]:

@@ -20,6 +20,13 @@ from typing import Protocol
 import numpy as np
 
 from qa.pipeline.generation import DraftSentence
+from qa.pipeline.lexicon import (
+    CONTRAST_CONJUNCTIONS,
+    MONTH_ABBREVIATIONS,
+    MONTHS,
+    NUMBER_SPAN_UNITS,
+    alternation,
+)
 from qa.pipeline.prompts import verification_messages
 from qa.pipeline.protocols import LLM, Embedder
 from qa.pipeline.text import (
@@ -210,11 +217,8 @@ class LLMVerifier:
 
 # --- disagreement between documents ------------------------------------------------
 
-_MONTHS = frozenset(
-    "january february march april may june july august september october november december "
-    "jan feb mar apr jun jul aug sep sept oct nov dec".split()
-)
-_CLAUSE_BREAK = re.compile(r"[;:()]|,\s|\s(?:but|while|whereas|although)\s")
+_MONTHS = frozenset((*MONTHS, *MONTH_ABBREVIATIONS))
+_CLAUSE_BREAK = re.compile(rf"[;:()]|,\s|\s{alternation(CONTRAST_CONJUNCTIONS)}\s")
 
 
 @dataclass(frozen=True)
@@ -248,9 +252,7 @@ def extract_facts(sentence: SourceSentence) -> list[Fact]:
     return facts
 
 
-_NUMBER_SPANS = re.compile(
-    r"[$\u20ac\u00a3]?\d[\d,.]*\s*(?:%|percent|per cent|thousand|million|billion|trillion)?"
-)
+_NUMBER_SPANS = re.compile(rf"[$\u20ac\u00a3]?\d[\d,.]*\s*(?:%|{'|'.join(NUMBER_SPAN_UNITS)})?")
 
 
 @dataclass(frozen=True)
