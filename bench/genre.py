@@ -137,6 +137,25 @@ def framing_texts() -> frozenset[str]:
     )
 
 
+# The layout rules of plain-text parsing (documents/parsing/structure.py), each switched off by
+# setting its size limit to 0. Compare runs with one --framing-texts file written by the full parser,
+# so that "framing" counts the same sentences in every run.
+STRUCTURE_RULES = {
+    "short-line-heading": "HEADING_MAX_WORDS",
+    "question-block": "QUESTION_BLOCK_MAX_SENTENCES",
+    "run-in-heading": "RUN_IN_MAX_WORDS",
+}
+
+
+def switch_off_structure_rules(names: Sequence[str]) -> None:
+    from documents.parsing import markdown_text, structure
+
+    for name in names:
+        for module in (structure, markdown_text):  # Markdown's loose-heading test shares a limit
+            if hasattr(module, STRUCTURE_RULES[name]):
+                setattr(module, STRUCTURE_RULES[name], 0)
+
+
 def run_genre(
     config, *, show: bool = False, framing: frozenset[str] = frozenset(), section_headers: bool = False
 ) -> dict[str, float]:
@@ -193,7 +212,15 @@ def main(argv: list[str] | None = None) -> None:
         "--section-headers", action="store_true", help="encode each sentence led by its section's heading"
     )
     parser.add_argument("--write-framing", type=Path, help="write this parser's framing texts and stop")
+    parser.add_argument(
+        "--structure-off",
+        action="append",
+        default=[],
+        choices=sorted(STRUCTURE_RULES),
+        help="parse with one of the layout rules of documents/parsing/structure.py switched off",
+    )
     args = parser.parse_args(argv)
+    switch_off_structure_rules(args.structure_off)
     if args.write_framing:
         args.write_framing.write_text(json.dumps(sorted(framing_texts()), indent=1))
         return
