@@ -35,6 +35,7 @@ BENCHMARKS = {
     "reembed": "bench.reembed",
     "hnsw_insert": "bench.hnsw_insert",
     "reader_threads": "bench.reader_threads",
+    "first_question": "bench.first_question",
 }
 ON_REQUEST = {"faults", "launcher_kills", "busy", "hnsw_insert"}
 

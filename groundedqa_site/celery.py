@@ -148,3 +148,40 @@ def load_named_models(sender=None, **kwargs):
     except ConfigurationError as exc:
         logging.getLogger("groundedqa.tasks").critical("worker not started: %s", exc)
         raise SystemExit(f"worker not started: {exc}") from exc
+
+
+# Queues whose tasks run the answering pipeline: their workers ask the warm-up question at start.
+ANSWERING_QUEUES = {"requeued", "retrieval", "generation", "citation", "verification", "evaluation"}
+
+
+def _warms_up(queues: set[str]) -> bool:
+    from django.conf import settings
+
+    return settings.WORKER_PRELOAD_MODELS and bool(queues & ANSWERING_QUEUES)
+
+
+@signals.worker_process_init.connect
+def warm_up_pool_process(**kwargs):
+    """Each pool process asks the warm-up question (qa/warmup.py) once forked, so the first question
+    it takes is as fast as the later ones; the parent's preload shared the encoder, but the other
+    models load, and torch's first inference runs, only in the process that uses them, and never
+    before the fork (a torch thread pool does not survive it). On a thread: a pool process has
+    4 s (worker_proc_alive_timeout) to report in, and the warm-up takes longer."""
+    from groundedqa_site import jobs
+
+    if _warms_up(jobs.serving_queues()):
+        from qa.warmup import warm_up_in_background
+
+        warm_up_in_background(role="worker")
+
+
+@signals.worker_ready.connect
+def warm_up_solo_worker(sender=None, **kwargs):
+    """A worker with no pool processes (``--pool=solo``, ``threads``) answers in its main process."""
+    # The sender is the worker's consumer; its pool is the running pool instance.
+    pool = type(getattr(sender, "pool", None)).__module__
+    if pool.endswith("prefork") or not _warms_up(consumed_queues(sender)):
+        return
+    from qa.warmup import warm_up_in_background
+
+    warm_up_in_background(role="worker")

@@ -71,8 +71,10 @@ def main() -> int:
     supervisor.start()
     print(f"Logs: {logs}/", flush=True)
     print(f"GroundedQA is starting on http://{ADDRESS}/  (Ctrl-C stops everything)", flush=True)
+    started = timezone.now()
     try:
         load_demo_corpus(team)
+        wait_for_answering_models(started)
         print(f"Ready: http://{ADDRESS}/  (Ctrl-C stops everything)", flush=True)
         while True:
             time.sleep(1)
@@ -353,6 +355,38 @@ def load_demo_corpus(team: Team) -> None:
     for parsed in tqdm(documents, desc=f"queueing {name}", unit="doc"):
         services.document_stage(corpus=corpus, parsed=parsed, filename=parsed.external_id, bulk=True)
     wait_until_ready(corpus, len(documents))
+
+
+# How long "Ready" waits for the QA worker's warm-up (qa/warmup.py) at most; past it, the site is
+# usable all the same and the first question loads what it needs itself.
+MODELS_WAIT_SECONDS = 300
+
+
+def wait_for_answering_models(since, timeout: float = MODELS_WAIT_SECONDS) -> None:
+    """Until a QA worker process has asked its warm-up question since ``since``, so the first
+    question after "Ready" is as fast as the later ones."""
+    from qa.warmup import warmups
+
+    if not settings.WORKER_PRELOAD_MODELS:
+        return
+    since_iso = since.isoformat(timespec="seconds")
+
+    def warm() -> list[dict]:
+        return [w for w in warmups() if w["role"] == "worker" and w["finished_at"] >= since_iso]
+
+    deadline = time.monotonic() + timeout
+    if not warm():
+        print("Loading the answering models...", flush=True)
+    while not (done := warm()):
+        if time.monotonic() > deadline:
+            print(
+                f"The answering models are still loading after {timeout:.0f} s; "
+                "the first question will wait for them.",
+                flush=True,
+            )
+            return
+        time.sleep(1)
+    print(f"Answering models loaded in {min(w['seconds'] for w in done):.1f} s.", flush=True)
 
 
 def demo_documents_analyst_bench(root: Path) -> list[parsing.ParsedDocument]:

@@ -368,6 +368,10 @@ JOB_RECOVERY_STALE_SECONDS = env_int(
 # worker's main process before it forks its pool, so a pool process started to
 # replace one that died is ready at once instead of loading the model first.
 WORKER_PRELOAD_MODELS = env_bool("WORKER_PRELOAD_MODELS", True)
+# The web process asks the warm-up question too (qa/warmup.py), on a thread after it starts, so the
+# intrinsics pages ("Check answers & citations") are fast from their first use; each gunicorn
+# process then holds the models (docs/benchmarks.md: start-up cost and memory).
+WEB_WARM_UP = env_bool("WEB_WARM_UP", True)
 JOB_MAX_ATTEMPTS = env_int("JOB_MAX_ATTEMPTS", 3, minimum=1)
 # Transient failures (LLM timeout or 5xx, database connection lost) wait this long
 # times 2^(attempt-1), with jitter, before the next attempt.

@@ -7,6 +7,7 @@ for screen readers; the pages also show the same numbers in a table.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from datetime import datetime
 from html import escape
@@ -202,22 +203,58 @@ def bins_of(values: list[float], *, count: int = 20, upper_quantile: float = 0.9
     return [Bin(i * width, (i + 1) * width, n) for i, n in enumerate(counts)]
 
 
+def round_step(raw: float) -> float:
+    """The smallest 1, 2 or 5 x 10^k at or above ``raw``: bin widths a reader can add up."""
+    if raw <= 0:
+        return 1.0
+    power = 10 ** math.floor(math.log10(raw))
+    for multiple in (1, 2, 5):
+        if multiple * power >= raw * (1 - 1e-9):
+            return multiple * power
+    return 10 * power
+
+
+def round_bins(values: list[float], *, most: int = 12, upper_quantile: float = 0.99) -> list[Bin]:
+    """Bins of one round width (round_step) from 0 to the ``upper_quantile`` value, about as many as
+    the square root of the number of values (5 to ``most``); the last bin also takes the tail."""
+    if not values:
+        return []
+    ordered = sorted(values)
+    top = ordered[min(len(ordered) - 1, int(upper_quantile * len(ordered)))] or ordered[-1] or 1.0
+    wanted = min(most, max(5, math.ceil(math.sqrt(len(ordered)))))
+    step = round_step(top / wanted)
+    count = max(1, math.ceil(top / step - 1e-9))
+    counts = [0] * count
+    for value in ordered:
+        counts[min(count - 1, int(value / step))] += 1
+    return [Bin(i * step, (i + 1) * step, n) for i, n in enumerate(counts)]
+
+
+def bin_number(value: float, width: float) -> str:
+    """A bin edge with as many decimals as the bin width needs: 0.05-0.1 ms, never "0-0 ms"."""
+    decimals = max(0, -math.floor(math.log10(width))) if 0 < width < 1 else 0
+    return f"{value:,.{decimals}f}"
+
+
 def histogram(bins: list[Bin], *, title: str, unit: str, width: int = 720, height: int = 220) -> str:
-    """Bars of counts per bin; the x axis in ``unit`` (words, ms ...)."""
+    """Bars of counts per bin; the x axis in ``unit`` (words, ms ...), each bin's edges on hover."""
     if not bins or not any(b.count for b in bins):
         return ""
     left, right, top, bottom = 48, 12, 12, 36
     plot_w, plot_h = width - left - right, height - top - bottom
     peak = max(b.count for b in bins)
     bar_w = plot_w / len(bins)
+    step = bins[0].high - bins[0].low
+
+    def edges(b: Bin) -> str:
+        return f"{bin_number(b.low, step)}-{bin_number(b.high, step)} {unit}"
+
     chart_id = "hist-" + "".join(c if c.isalnum() else "-" for c in title.lower())[:40]
     parts = [
         f'<svg class="chart" viewBox="0 0 {width} {height}" role="img" '
         f'aria-labelledby="{chart_id}-title {chart_id}-desc" xmlns="http://www.w3.org/2000/svg">',
         f'<title id="{chart_id}-title">{escape(title)}</title>',
-        f'<desc id="{chart_id}-desc">'
-        + escape("; ".join(f"{b.low:.0f}-{b.high:.0f} {unit}: {b.count}" for b in bins))
-        + "</desc>",
+        f'<desc id="{chart_id}-desc">{escape("; ".join(f"{edges(b)}: {b.count}" for b in bins))}</desc>',
         f'<text x="{left - 6}" y="{top + 8}" text-anchor="end">{peak}</text>',
         f'<text x="{left - 6}" y="{top + plot_h}" text-anchor="end">0</text>',
     ]
@@ -226,15 +263,18 @@ def histogram(bins: list[Bin], *, title: str, unit: str, width: int = 720, heigh
         x, y = left + index * bar_w, top + plot_h - bar_h
         parts.append(
             f'<rect x="{x + 1:.1f}" y="{y:.1f}" width="{max(1.0, bar_w - 2):.1f}" height="{bar_h:.1f}" '
-            f'fill="{colour(0)}"><title>{b.low:.0f}-{b.high:.0f} {escape(unit)}: {b.count}</title></rect>'
+            f'fill="{colour(0)}"><title>{escape(edges(b))}: {b.count}</title></rect>'
         )
     parts.append(
         f'<line class="axis" x1="{left}" x2="{width - right}" y1="{top + plot_h}" y2="{top + plot_h}"/>'
     )
-    for index in (0, len(bins) // 2):
+    # Every bin's lower edge when there is room for it (a dozen bins), else the start and the middle.
+    ticks = range(len(bins)) if len(bins) <= 12 else (0, len(bins) // 2)
+    for index in ticks:
         x = left + index * bar_w
-        parts.append(f'<text x="{x:.1f}" y="{height - 12}" text-anchor="start">{bins[index].low:.0f}</text>')
-    last = f"{bins[-1].high:.0f}+ {escape(unit)}"
+        label = bin_number(bins[index].low, step)
+        parts.append(f'<text x="{x:.1f}" y="{height - 12}" text-anchor="start">{label}</text>')
+    last = f"{bin_number(bins[-1].high, step)}+ {escape(unit)}"
     parts.append(f'<text x="{width - right}" y="{height - 12}" text-anchor="end">{last}</text>')
     parts.append("</svg>")
     return "".join(parts)

@@ -6,7 +6,7 @@ Pure functions over loaded runs; no queries.
 from __future__ import annotations
 
 from qa.pipeline.reply import ReplyThresholds
-from review.evaluation import ranking
+from review.evaluation import glossary, ranking
 from review.evaluation.evaluate import AGGREGATE_KEYS, confidence_outcomes
 from review.evaluation.metrics import expected_calibration_error, reliability_bins
 from review.evaluation.reference import (
@@ -18,42 +18,16 @@ from review.evaluation.selective import case_of, coverage_point, risk_coverage
 from ui.charts import (
     BarGroup,
     Point,
-    bins_of,
     grouped_bars,
     histogram,
     lines_over_time,
     reliability_diagram,
     risk_coverage_chart,
+    round_bins,
 )
 
-METRIC_LABELS = {
-    "recall_at_1": "Recall@1",
-    "recall_at_5": "Recall@5",
-    "mrr": "MRR",
-    "citation_precision": "Citation precision",
-    "citation_recall": "Citation recall",
-    "citation_f1": "Citation F1",
-    "evidence_score": "Evidence score",
-    "combined": "Combined",
-    "answer_token_f1": "Answer token F1",
-    "rouge_l": "ROUGE-L",
-    "refusal_precision": "Refusal precision",
-    "refusal_recall": "Refusal recall",
-    "refusal_f1": "Refusal F1",
-    "jafs": "JAFS",
-    "answer_score": "Answer score (judge, 1–5)",
-    "map_at_10": "MAP@10",
-    "ndcg_at_10": "nDCG@10",
-    "exact_match": "Exact match (refusal = null answer)",
-    **{f"precision_at_{k}": f"P@{k}" for k in ranking.RANK_CUTOFFS},
-    **{f"gold_recall_at_{k}": f"Recall@{k} (share of gold documents)" for k in ranking.RANK_CUTOFFS},
-    **{f"hit_at_{k}": f"Hit@{k}" for k in ranking.RANK_CUTOFFS},
-    **{
-        f"{kind}_{measure}": f"{kind.capitalize()} class {label}"
-        for kind in ("answerable", "unanswerable")
-        for measure, label in (("precision", "precision"), ("recall", "recall"), ("f1", "F1"))
-    },
-}
+# One name per metric everywhere (tables, charts, the glossary page): review.evaluation.glossary.
+METRIC_LABELS = {key: term.name for key, term in glossary.TERMS.items()}
 CHART_METRICS = ("recall_at_1", "recall_at_5", "citation_f1", "combined")
 LINE_METRICS = (
     "recall_at_1",
@@ -73,7 +47,8 @@ def reported(preset: str) -> dict[str, float | None]:
 
 
 def metric_rows(metrics: dict, preset: str) -> list[dict]:
-    """Every aggregate metric of a run, with the report's number and the difference where it has one."""
+    """Every aggregate metric of a run, with the report's number and the difference where it has one;
+    the headline metrics (glossary.HEADLINE_KEYS) first, each row saying what its metric measures."""
     report = reported(preset)
     rows = []
     for key in AGGREGATE_KEYS:
@@ -83,13 +58,17 @@ def metric_rows(metrics: dict, preset: str) -> list[dict]:
             {
                 "key": key,
                 "label": METRIC_LABELS.get(key, key),
+                "meaning": glossary.meaning_of(key),
+                "better": glossary.TERMS[key].better if key in glossary.TERMS else "",
+                "headline": key in glossary.HEADLINE_KEYS,
                 "value": value,
                 "report": theirs,
                 "delta": None if value is None or theirs is None else value - theirs,
                 "in_report": key in report,
             }
         )
-    return rows
+    order = {key: index for index, key in enumerate(glossary.HEADLINE_KEYS)}
+    return sorted(rows, key=lambda row: order.get(row["key"], len(order)))
 
 
 def question_type_rows(case_metrics: list[dict]) -> tuple[list[str], list[dict]]:
@@ -107,17 +86,34 @@ def question_type_rows(case_metrics: list[dict]) -> tuple[list[str], list[dict]]
     return headers, rows
 
 
+def stage_name(stage: str) -> str:
+    """A pipeline stage's key as a heading: "answer_check" -> "Answer check"."""
+    return stage.replace("_", " ").replace("-", " ").capitalize()
+
+
 def latency_histograms(case_metrics: list[dict]) -> list[dict]:
-    """Per stage, a histogram of the cases' times in milliseconds (stage_latency of each case)."""
+    """Per stage, a histogram of the cases' times in milliseconds (stage_latency of each case), with
+    the stage's name and median for a visible caption; bins are round widths (ui.charts.round_bins)."""
     by_stage: dict[str, list[float]] = {}
     for row in case_metrics:
         for stage, seconds in (row.get("stage_latency") or {}).items():
             by_stage.setdefault(stage, []).append(seconds * 1000)
-    return [
-        {"stage": stage, "svg": histogram(bins_of(values), title=f"{stage} per case", unit="ms")}
-        for stage, values in by_stage.items()
-        if len(values) > 1
-    ]
+    charts = []
+    for stage, values in by_stage.items():
+        if len(values) < 2:
+            continue
+        ordered = sorted(values)
+        name = stage_name(stage)
+        charts.append(
+            {
+                "stage": stage,
+                "name": name,
+                "cases": len(values),
+                "median_ms": ordered[len(ordered) // 2],
+                "svg": histogram(round_bins(values), title=f"{name}: milliseconds per case", unit="ms"),
+            }
+        )
+    return charts
 
 
 def calibration(case_metrics: list[dict]) -> dict | None:

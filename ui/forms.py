@@ -5,8 +5,8 @@ from __future__ import annotations
 from django import forms
 
 from documents.selectors import corpora_for_user
-from qa import presets
 from qa.intrinsics import MAX_TEXT_CHARS
+from qa.pipeline import preset_guide
 from qa.pipeline.parameters import BY_NAME, PARAMETERS
 from qa.presets import default_preset
 from qa.selectors import team_presets_for_user
@@ -15,8 +15,13 @@ from review.models import GoldCase, Review
 from review.selectors import QUEUE_STATUSES
 
 
-def preset_choices() -> list[tuple[str, str]]:
-    return [(name, name) for name in presets.PRESET_NAMES]
+def preset_choices() -> list:
+    """The built-in presets in the groups a user chooses from (recommended first), each option
+    saying what the preset needs and how fast it is (qa.pipeline.preset_guide)."""
+    return [
+        (group.title, [(s.name, preset_guide.option_label(s.name)) for s in group.presets])
+        for group in preset_guide.groups()
+    ]
 
 
 def preset_choices_for(user) -> list:
@@ -25,9 +30,7 @@ def preset_choices_for(user) -> list:
     groups: dict[str, list[tuple[str, str]]] = {}
     for saved in team_presets_for_user(user):
         groups.setdefault(f"Team {saved.team.name}", []).append((saved.name, saved.name))
-    if not groups:
-        return preset_choices()
-    return [("Built-in", preset_choices()), *groups.items()]
+    return [*preset_choices(), *groups.items()]
 
 
 class UIForm(forms.Form):
@@ -44,7 +47,9 @@ class UIForm(forms.Form):
 
 class AskForm(UIForm):
     corpus = forms.ModelChoiceField(queryset=None, empty_label=None)
-    preset = forms.ChoiceField()
+    preset = forms.ChoiceField(
+        help_text="Grouped by what each needs; “What the presets do” below says what each is for."
+    )
     question = forms.CharField(
         max_length=MAX_QUESTION_CHARS,
         strip=True,

@@ -18,6 +18,7 @@ from documents.models import Document, EmbeddingSpace
 from groundedqa_site import jobs, recovery
 from groundedqa_site.celery import app
 from qa.models import Question
+from qa.warmup import warmups
 from review.models import EvaluationRun
 
 JOB_KINDS = (
@@ -164,4 +165,5 @@ def snapshot() -> dict:
         "launcher": recovery.launcher_children(),
         "lease_holders": lease_holders(now),
         "workers": worker_replies(),
+        "models": warmups(),
     }

@@ -10,8 +10,10 @@ from django.urls import reverse
 from django.utils.dateparse import parse_datetime
 
 from qa.models import Question
+from qa.pipeline import preset_guide
 from qa.pipeline.answerability import ANSWER_KINDS
 from qa.pipeline.combine import DecompositionStep
+from qa.pipeline.presets import PRESETS
 from qa.pipeline.reply import sentence_label
 from qa.pipeline.run import Attempt, Candidate, PipelineRun, RetrievalStep, StageRun
 from qa.pipeline.turn_kind import TurnKindVerdict
@@ -526,3 +528,25 @@ def content_view(content, document_pks: dict[str, int]) -> ContentView:
         sources=sources,
         version=content.correction_version,
     )
+
+
+def preset_groups_view() -> list[dict]:
+    """The built-in presets as the ask form and the presets page explain them: grouped, recommended
+    first, each with what it is for, what it needs and costs, and its full description."""
+    return [
+        {
+            "title": group.title,
+            "blurb": group.blurb,
+            "presets": [
+                {
+                    "name": s.name,
+                    "use": s.use,
+                    "cost": s.cost,
+                    "needs_llm": s.needs_llm,
+                    "description": PRESETS[s.name].description,
+                }
+                for s in group.presets
+            ],
+        }
+        for group in preset_guide.groups()
+    ]

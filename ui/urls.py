@@ -56,6 +56,7 @@ urlpatterns = [
     path("tasks/assignments/<int:pk>/", tasks.task_annotate, name="task-annotate"),
     path("evaluate/", evaluate.evaluate, name="evaluate"),
     path("evaluate/compare/", compare.compare_runs, name="evaluation-compare"),
+    path("evaluate/glossary/", evaluate.metric_glossary, name="metric-glossary"),
     path("evaluate/runs/<int:pk>/", evaluate.evaluation_run, name="evaluation-run"),
     path(
         "evaluate/runs/<int:pk>/progress/", evaluate.evaluation_run_progress, name="evaluation-run-progress"

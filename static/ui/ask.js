@@ -3,13 +3,23 @@
 (function () {
   "use strict";
 
-  var STEPS = ["queued", "retrieval", "generation", "done"];
+  // The steps as the page drew them (ui.presenters.STEPS); this list only when it drew none.
+  var DEFAULT_STEPS = ["queued", "retrieval", "generation", "citation", "verification", "done"];
   var MESSAGES = {
     queued: "Queued: waiting for a worker…",
     retrieval: "Retrieving and ranking passages…",
-    generation: "Writing and verifying the answer…",
+    generation: "Writing the answer…",
+    citation: "Citing the sources…",
+    verification: "Verifying each sentence against its sources…",
     done: "Done.",
   };
+
+  function stepsOf(turn) {
+    var drawn = Array.prototype.map.call(turn.querySelectorAll(".progress-steps li"), function (li) {
+      return li.dataset.step;
+    });
+    return drawn.length ? drawn : DEFAULT_STEPS;
+  }
 
   function announce(text) {
     var live = document.getElementById("live-announcer");
@@ -25,17 +35,17 @@
     window.setTimeout(function () { live.textContent = text; }, 50);
   }
 
-  function stepOf(job) {
+  function stepOf(job, steps) {
     if (job.status === "done") return "done";
     if (job.status === "failed") return "failed";
-    if (job.stage === "retrieval" || job.stage === "generation") return job.stage;
+    if (steps.indexOf(job.stage) >= 0) return job.stage;
     return "queued";
   }
 
-  function showStep(turn, step) {
-    var position = STEPS.indexOf(step);
+  function showStep(turn, step, steps) {
+    var position = steps.indexOf(step);
     turn.querySelectorAll(".progress-steps li").forEach(function (li) {
-      var index = STEPS.indexOf(li.dataset.step);
+      var index = steps.indexOf(li.dataset.step);
       var state = index < position ? "complete" : index === position ? "current" : "pending";
       li.className = state;
       var hidden = li.querySelector(".visually-hidden");
@@ -75,6 +85,13 @@
   function follow(turn) {
     var delay = 700;
     var lastStep = null;
+    var steps = stepsOf(turn);
+    // Progress only moves forward: a stage re-queued after its worker stopped, or one between the
+    // drawn steps (planning, combining parts), keeps the furthest step shown.
+    var furthest = 0;
+    turn.querySelectorAll(".progress-steps li").forEach(function (li, index) {
+      if (li.className === "complete" || li.className === "current") furthest = index;
+    });
     function poll() {
       fetch(turn.dataset.statusUrl, { credentials: "same-origin", headers: { Accept: "application/json" } })
         .then(function (response) {
@@ -82,12 +99,16 @@
           return response.json();
         })
         .then(function (job) {
-          var step = stepOf(job);
+          var step = stepOf(job, steps);
+          if (step !== "done" && step !== "failed") {
+            if (steps.indexOf(step) < furthest) step = steps[furthest];
+            furthest = steps.indexOf(step);
+          }
           if (step !== lastStep) {
             lastStep = step;
             turn.dataset.step = step;
             if (step !== "done" && step !== "failed") {
-              showStep(turn, step);
+              showStep(turn, step, steps);
               announce(MESSAGES[step]);
             }
           }

@@ -45,7 +45,35 @@
     return item;
   }
 
+  // The counts by status and the document list, fetched again as documents finish, so they
+  // never say "0 documents" beside a finished upload. At most one fetch at a time; a document that
+  // finishes meanwhile asks for one more after it.
+  var refreshing = false;
+  var refreshAgain = false;
+  function refreshDocumentList() {
+    if (refreshing) { refreshAgain = true; return; }
+    refreshing = true;
+    fetch(window.location.href, { credentials: "same-origin", headers: { Accept: "text/html" } })
+      .then(function (r) { if (!r.ok) throw new Error("HTTP " + r.status); return r.text(); })
+      .then(function (html) {
+        var fresh = new DOMParser().parseFromString(html, "text/html");
+        ["document-counts", "documents-section"].forEach(function (id) {
+          var now = document.getElementById(id);
+          var next = fresh.getElementById(id);
+          if (now && next) now.replaceWith(document.importNode(next, true));
+        });
+      })
+      .catch(function () { /* the list stays as it was; the upload rows still say what happened */ })
+      .then(function () {
+        refreshing = false;
+        if (refreshAgain) { refreshAgain = false; refreshDocumentList(); }
+      });
+  }
+
+  var FINAL_STATES = { ready: true, unchanged: true, failed: true };
+
   function setState(item, state, percent, detail) {
+    if (FINAL_STATES[state] && item.state !== state) refreshDocumentList();
     item.state = state;
     item.badge.className = "badge " + ({ uploading: "queued", refused: "failed", unchanged: "ready" }[state] || state);
     item.badge.textContent = state;
@@ -65,11 +93,7 @@
     var parts = [];
     ["ready", "unchanged", "failed", "refused"].forEach(function (k) { if (counts[k]) parts.push(counts[k] + " " + k); });
     if (finished === tracked.length) {
-      summary.textContent = "Finished: " + parts.join(", ") + ". ";
-      var reload = document.createElement("a");
-      reload.href = window.location.pathname;
-      reload.textContent = "Refresh the document list";
-      summary.appendChild(reload);
+      summary.textContent = "Finished: " + parts.join(", ") + ". The document list below is up to date.";
     } else {
       summary.textContent = finished + " of " + tracked.length + " finished" + (parts.length ? " (" + parts.join(", ") + ")" : "") + "…";
     }
@@ -203,12 +227,13 @@
 
   // Re-ingest: replace one document's content with a new file under the same id.
   var reingestId = null;
-  document.querySelectorAll("button.reingest").forEach(function (button) {
-    button.addEventListener("click", function () {
-      reingestId = button.dataset.externalId;
-      reingestInput.value = "";
-      reingestInput.click();
-    });
+  // Delegated: the document list is replaced as documents finish, its buttons with it.
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest && event.target.closest("button.reingest");
+    if (!button) return;
+    reingestId = button.dataset.externalId;
+    reingestInput.value = "";
+    reingestInput.click();
   });
   if (reingestInput) {
     reingestInput.addEventListener("change", function () {

@@ -11,14 +11,20 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from documents.errors import DomainError
 from documents.selectors import documents_for_user
-from qa import presets
 from qa.pipeline.parameters import described
 from qa.scopes import corpus_sources, scope_for
 from qa.selectors import question_get_for_user, question_history, question_run, team_presets_for_user
 from qa.services import question_ask
 from ui import selectors
 from ui.forms import AskForm, default_preset
-from ui.presenters import attach_sentence_refs, cited_sentence_ids, passage_url, trace_view, turn_view
+from ui.presenters import (
+    attach_sentence_refs,
+    cited_sentence_ids,
+    passage_url,
+    preset_groups_view,
+    trace_view,
+    turn_view,
+)
 from ui.views.common import LIST_DEFERRED
 
 RECENT_QUESTIONS = 8
@@ -34,7 +40,7 @@ def _ask_page(request, form, *, turns=(), conversation=None, status=200):
             "conversation": conversation,
             "has_corpora": form.fields["corpus"].queryset.exists(),
             "recent": question_history(request.user).defer(*LIST_DEFERRED)[:RECENT_QUESTIONS],
-            "presets": [presets.get_preset(name) for name in presets.PRESET_NAMES],
+            "preset_groups": preset_groups_view(),
             "team_presets": [
                 {"preset": saved, "set": described(saved.parameters)}
                 for saved in team_presets_for_user(request.user)

@@ -9,6 +9,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from documents.errors import DomainError
 from review import selectors as review_selectors
+from review.evaluation import glossary
 from review.models import EvaluationRun
 from review.services.evaluation import evaluation_run_create
 from ui import evaluation
@@ -81,13 +82,18 @@ def evaluation_run(request, pk: int):
     run = review_selectors.run_get_for_user(request.user, pk)
     results = list(review_selectors.run_case_results(run)) if run.status == EvaluationRun.Status.DONE else []
     type_headers, type_rows = evaluation.question_type_rows([result.metrics for result in results])
+    metric_rows = evaluation.metric_rows(run.metrics or {}, run.preset)
     return render(
         request,
         "ui/evaluation_run.html",
         {
             "run": run,
             "percent": _percent(run),
-            "metric_rows": evaluation.metric_rows(run.metrics or {}, run.preset),
+            "metric_rows": metric_rows,
+            "other_metric_count": sum(not row["headline"] for row in metric_rows),
+            "report_citation": glossary.REPORT_CITATION,
+            "ece_meaning": glossary.meaning_of("confidence_ece"),
+            "risk_coverage_meaning": glossary.meaning_of("risk_coverage"),
             "latencies": evaluation.latency_rows(run.metrics or {}),
             "type_headers": type_headers,
             "latency_histograms": evaluation.latency_histograms([result.metrics for result in results]),
@@ -125,3 +131,18 @@ def _percent(run) -> int:
     if run.status == EvaluationRun.Status.DONE:
         return 100
     return int(100 * run.progress_done / run.progress_total) if run.progress_total else 0
+
+
+@login_required
+@require_GET
+def metric_glossary(request):
+    """Every evaluation metric in plain words, and which report the runs are compared with."""
+    return render(
+        request,
+        "ui/metric_glossary.html",
+        {
+            "sections": glossary.SECTIONS,
+            "headline": [glossary.TERMS[key] for key in glossary.HEADLINE_KEYS],
+            "report_citation": glossary.REPORT_CITATION,
+        },
+    )

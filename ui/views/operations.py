@@ -40,6 +40,7 @@ def operations_page(request):
                 "launcher": state["launcher"],
                 "lease_holders": state["lease_holders"],
                 "workers": state["workers"],
+                "models": state["models"],
             }
         )
     return render(request, "ui/operations.html", state)

@@ -16,6 +16,7 @@ from qa.pipeline.parameters import described, parameter_values
 from qa.selectors import team_preset_get_for_user, team_presets_for_user
 from qa.services import team_preset_create, team_preset_delete
 from ui.forms import TeamPresetForm
+from ui.presenters import preset_groups_view
 from ui.views.common import require_role
 
 
@@ -66,7 +67,12 @@ def team_presets(request):
     return render(
         request,
         "ui/team_presets.html",
-        {"form": form, "rows": _rows(request.user), "builtin": builtin},
+        {
+            "form": form,
+            "rows": _rows(request.user),
+            "builtin": builtin,
+            "preset_groups": preset_groups_view(),
+        },
         status=400 if request.method == "POST" else 200,
     )
 

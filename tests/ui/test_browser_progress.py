@@ -1,0 +1,64 @@
+"""An answer's progress steps only move forward, even when the job goes back to the queue (a worker
+stopped mid-stage and its stage was re-queued) and through every stage the page draws.
+
+The question's status endpoint is replayed from a script of job states (a re-queue cannot be made
+to happen at a chosen moment); the page and its script are the real ones.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from qa.models import Conversation, Question
+from tests.ui.conftest import sign_in
+from tests.ui.test_browser import expect
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+RECORD_CURRENT_STEPS = """
+window.__currentSteps = [];
+new MutationObserver(() => {
+  const current = document.querySelector(".progress-steps li.current");
+  const step = current && current.dataset.step;
+  const seen = window.__currentSteps;
+  if (step && seen[seen.length - 1] !== step) seen.push(step);
+}).observe(document, {subtree: true, attributes: true, attributeFilter: ["class"], childList: true});
+"""
+
+
+def test_progress_steps_never_go_back_when_a_stage_is_requeued(page, live_server, analyst, corpus):
+    conversation = Conversation.objects.create(user=analyst, corpus=corpus)
+    question = Question.objects.create(
+        user=analyst, corpus=corpus, conversation=conversation, text="How deep is it?", preset="default"
+    )
+    script = [
+        {"status": "running", "stage": "retrieval"},
+        {"status": "running", "stage": "generation"},
+        {"status": "queued", "stage": ""},  # its worker stopped; the stage waits for another
+        {"status": "running", "stage": "generation"},
+        {"status": "running", "stage": "citation"},
+        {"status": "running", "stage": "verification"},
+    ]
+    served = []
+
+    def replay(route):
+        state = script[min(len(served), len(script) - 1)]
+        served.append(state)
+        route.fulfill(
+            status=200, content_type="application/json", body=json.dumps({"id": question.pk, **state})
+        )
+
+    page.add_init_script(RECORD_CURRENT_STEPS)
+    page.route(f"**/api/questions/{question.pk}/**", replay)
+    sign_in(page, live_server, analyst, next_path=f"/questions/{question.pk}/")
+    steps = page.locator("article.turn .progress-steps li")
+    expect()(steps).to_have_count(6)
+    last = page.locator(".progress-steps li[data-step=verification]")
+    expect()(last).to_have_class("current", timeout=60_000)
+    forward = ["queued", "retrieval", "generation", "citation", "verification"]
+    assert page.evaluate("window.__currentSteps") == forward
+    classes = [steps.nth(i).get_attribute("class") for i in range(6)]
+    assert classes == ["complete"] * 4 + ["current", "pending"]
+    expect()(page.locator("article.turn .job-status")).to_contain_text("Verifying each sentence")
