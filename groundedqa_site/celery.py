@@ -157,7 +157,7 @@ ANSWERING_QUEUES = {"requeued", "retrieval", "generation", "citation", "verifica
 def _warms_up(queues: set[str]) -> bool:
     from django.conf import settings
 
-    return settings.WORKER_PRELOAD_MODELS and bool(queues & ANSWERING_QUEUES)
+    return settings.WORKER_WARM_UP and bool(queues & ANSWERING_QUEUES)
 
 
 @signals.worker_process_init.connect

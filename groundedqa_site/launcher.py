@@ -367,7 +367,7 @@ def wait_for_answering_models(since, timeout: float = MODELS_WAIT_SECONDS) -> No
     question after "Ready" is as fast as the later ones."""
     from qa.warmup import warmups
 
-    if not settings.WORKER_PRELOAD_MODELS:
+    if not settings.WORKER_WARM_UP:
         return
     since_iso = since.isoformat(timespec="seconds")
 

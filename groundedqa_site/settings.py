@@ -372,6 +372,9 @@ WORKER_PRELOAD_MODELS = env_bool("WORKER_PRELOAD_MODELS", True)
 # intrinsics pages ("Check answers & citations") are fast from their first use; each gunicorn
 # process then holds the models (docs/benchmarks.md: start-up cost and memory).
 WEB_WARM_UP = env_bool("WEB_WARM_UP", True)
+# Each answering worker process asks the warm-up question once it starts (qa/warmup.py), and
+# `make run` prints "Ready" once one has.
+WORKER_WARM_UP = env_bool("WORKER_WARM_UP", True)
 JOB_MAX_ATTEMPTS = env_int("JOB_MAX_ATTEMPTS", 3, minimum=1)
 # Transient failures (LLM timeout or 5xx, database connection lost) wait this long
 # times 2^(attempt-1), with jitter, before the next attempt.

@@ -16,6 +16,12 @@ from tests.factories import CorpusFactory, TeamFactory, UserFactory
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = default_data_dir()  # GROUNDEDQA_SHARED_DATA, as the settings read it
 ALL_QUEUES = "ingestion,ingestion-bulk,requeued,retrieval,generation,citation,verification,evaluation,default"
+# The worker, web and `make run` processes the tests start inherit this environment: their model
+# warm-up (qa/warmup.py, a question answered by each answering process at start) would add a minute
+# of CPU to every cluster a fault test starts and restarts. The session's worker and the tests of the
+# warm-up switch it on for their own processes.
+os.environ.setdefault("WORKER_WARM_UP", "0")
+os.environ.setdefault("WEB_WARM_UP", "0")
 
 
 def shared_data(*parts: str) -> Path:
@@ -148,6 +154,8 @@ def celery_worker_process(django_db_setup, django_db_blocker, broker_dir, tmp_pa
         # worker's own reclaim timer (groundedqa_site/recovery.py) waits an hour before its first
         # pass. tests/qa/test_worker_recovery.py tests that timer in workers of its own.
         "JOB_WORKER_RECLAIM_SECONDS": "3600",
+        # This one worker warms up as `make run`'s do (tests/qa/test_warmup.py looks for it).
+        "WORKER_WARM_UP": "1",
     }
     cmd = [
         sys.executable,

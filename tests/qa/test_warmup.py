@@ -97,6 +97,7 @@ def test_each_prefork_pool_process_loads_its_models_after_the_fork(tmp_path):
         "CELERY_BROKER_URL": "filesystem://",
         "CELERY_BROKER_DIR": str(tmp_path / "broker"),
         "JOB_WORKER_RECLAIM_SECONDS": "3600",
+        "WORKER_WARM_UP": "1",
     }
     command = [sys.executable, "-m", "celery", "-A", "groundedqa_site", "worker", "-Q", "retrieval"]
     command += ["--pool=prefork", "-c", "1", "--loglevel=INFO", "--without-gossip", "--without-mingle"]
