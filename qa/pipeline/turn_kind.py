@@ -24,7 +24,6 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -38,6 +37,8 @@ from qa.pipeline.answerability import (
     AnswerKind,
 )
 from qa.pipeline.conversation import Rewrite, rewrite
+from qa.pipeline.model_parts import default_models
+from qa.pipeline.protocols import TurnKindClassifier
 from qa.pipeline.questions import analyse_question, names_too_little
 from qa.pipeline.text import STOPWORDS, stem, words
 from qa.pipeline.types import ScoredPassage
@@ -407,8 +408,8 @@ class TurnKindModel:
         return ANSWERABLE
 
 
-@lru_cache(maxsize=4)
-def load_turn_model(path: Path | str = MODEL_PATH) -> TurnKindModel:
+def load_turn_model(path: Path | str | None = MODEL_PATH) -> TurnKindModel:
+    """The model in ``path`` (None or empty: the shipped file); the factory calls this once."""
     with Path(path or MODEL_PATH).open(encoding="utf-8") as handle:
         return TurnKindModel.from_json(json.load(handle))
 
@@ -432,7 +433,7 @@ class TurnKindVerdict:
 
 
 def classify_turn(
-    signals: TurnSignals, model: TurnKindModel | None = None, *, refers: bool = True
+    signals: TurnSignals, model: TurnKindClassifier | None = None, *, refers: bool = True
 ) -> TurnKindVerdict:
     """Ask back when the question is vague (a rule: nothing to search for) or the model says so;
     refuse or answer as it says otherwise. Clarifying comes first: a turn that points at nothing
@@ -441,8 +442,9 @@ def classify_turn(
     ``refers``: whether the turn holds a reference the reader must fill in (a pronoun or a
     demonstrative read from the conversation, a "the X" nothing named). A turn without one names
     its own subject ("What do you mean by binary options?"), so there is no "which one?" to ask,
-    whatever the model's probability: it is refused or answered as the model's other kinds say."""
-    model = model or load_turn_model()
+    whatever the model's probability: it is refused or answered as the model's other kinds say.
+    ``model``: the pipeline's (None: ``default_models().turn_kind``)."""
+    model = model or default_models().turn_kind
     row = model.kinds.probabilities(signals.vector(model.kinds.names))[0]
     by_kind = dict(zip(model.kinds.kinds, (float(v) for v in row), strict=True))
     probabilities = tuple(by_kind.get(kind, 0.0) for kind in ANSWER_KINDS)

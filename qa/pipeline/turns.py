@@ -23,9 +23,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from qa.pipeline.conversation import Rewrite, rewrite
-from qa.pipeline.entities import entity_tagger, part_of_speech_tagger
+from qa.pipeline.model_parts import PipelineModels, default_models
+from qa.pipeline.protocols import EntityTagger, PartOfSpeechTagger
 from qa.pipeline.text import META_WORDS, STOPWORDS, content_words, stem, words
-from qa.pipeline.trust import trust_models
 from qa.pipeline.turn_kind import (  # noqa: F401 - names_missing and only_the_reading are used through turns
     named_of_kind,
     names_missing,
@@ -336,15 +336,18 @@ def clarifying_answer(clarify: Clarification, documents: Sequence[str], *, learn
 # --- partial answers ----------------------------------------------------------------------
 
 
-def missing_parts(question: str, ranked: Sequence[ScoredPassage], *, top: int = 3) -> tuple[str, ...]:
-    """The question's focus words that none of the top passages contains (as asked, not stemmed)."""
+def missing_parts(
+    question: str, ranked: Sequence[ScoredPassage], *, top: int = 3, models: PipelineModels | None = None
+) -> tuple[str, ...]:
+    """The question's focus words that none of the top passages contains (as asked, not stemmed);
+    ``models`` gives the part-of-speech tagger (None: ``default_models()``)."""
     bag = _passage_words(ranked[:top])
     shortened = _named_by_initials(
         question, " ".join(f"{hit.passage.document_title} {hit.passage.text}" for hit in ranked[:top])
     )
     measured = _measures_named(question, bag)
     missing = []
-    actions = _verbs_and_adverbs(question)
+    actions = _verbs_and_adverbs(question, (models or default_models()).parts_of_speech)
     for word in words(question):
         if word in STOPWORDS or word in META_WORDS or len(word) < 4 or word[0].isdigit():
             continue
@@ -370,7 +373,12 @@ def _passage_words(ranked: Sequence[ScoredPassage]) -> set[str]:
 
 
 def names_lacking(
-    question: str, lacking: Sequence[str], ranked: Sequence[ScoredPassage], *, top: int = 3
+    question: str,
+    lacking: Sequence[str],
+    ranked: Sequence[ScoredPassage],
+    *,
+    top: int = 3,
+    models: PipelineModels | None = None,
 ) -> tuple[str, ...]:
     """The names the question writes that the top passages lack (``names_missing`` of ``lacking``,
     ``missing_parts`` of these passages), less the places of a question that crosses borders over
@@ -379,7 +387,7 @@ def names_lacking(
     names = names_missing(question, lacking)
     if not names:
         return ()
-    crossed = _places_crossed(question, _passage_words(ranked[:top]))
+    crossed = _places_crossed(question, _passage_words(ranked[:top]), (models or default_models()).entities)
     return tuple(name for name in names if name.lower() not in crossed)
 
 
@@ -391,7 +399,7 @@ _PLACES = frozenset({"GPE", "LOC"})  # countries, cities, regions
 _PEOPLES = frozenset({"NORP"})  # "Australian", "Canadian"
 
 
-def _places_crossed(question: str, bag: set[str]) -> frozenset[str]:
+def _places_crossed(question: str, bag: set[str], tag: EntityTagger | None) -> frozenset[str]:
     """The words of the places a question names when it names two or more, a country among them
     (an account in one, a person in another), over passages that speak of the international case
     ("an international bank wire is the cheapest option"): the places say that the question crosses
@@ -404,7 +412,6 @@ def _places_crossed(question: str, bag: set[str]) -> frozenset[str]:
     Only the names gate reads this: a partial answer still names the places the passages lack
     (CLAPNQ-dev's "compare ... audit committee in nigeria and united states" is answered in part,
     saying the sources do not cover 'nigeria', 'united')."""
-    tag = entity_tagger()
     if tag is None or not bag & _ACROSS_BORDERS:
         return frozenset()
     named = {(text, label) for text, label in tag(question) if label in _PLACES | _PEOPLES}
@@ -458,11 +465,10 @@ def _names_in(run: Sequence[str]) -> Iterator[tuple[str, list[str]]]:
                 yield "".join(w[0] for w in name if w[0].isupper()), name
 
 
-def _verbs_and_adverbs(question: str) -> frozenset[str]:
+def _verbs_and_adverbs(question: str, tagger: PartOfSpeechTagger | None) -> frozenset[str]:
     """The question's words tagged as verbs or adverbs ("feel", "seeing", "check", "everywhere"):
     what the asker does or how, never a thing a source must name for the question to be answered.
     Empty when no tagger is installed."""
-    tagger = part_of_speech_tagger()
     if tagger is None:
         return frozenset()
     found = set()
@@ -551,24 +557,30 @@ def partial_answer(answer: Answer, missing: Sequence[str]) -> Answer:
     )
 
 
-def refusal_for_missing(verdict, missing: Sequence[str], documents: Sequence[str]) -> Answer:
+def refusal_for_missing(
+    verdict, missing: Sequence[str], documents: Sequence[str], models: PipelineModels | None = None
+) -> Answer:
     """A refusal because the passages lack much of what the question asks about (heuristic)."""
     named = ", ".join(f"'{m}'" for m in missing)
     return Answer.refusal(
         f"Refused (heuristic): the passages mention none of {named}, and answerability was "
         f"only {verdict.probability:.2f}.",
         documents,
-        confidence=trust_models().of_refusal(verdict.probability).probability,
+        confidence=(models or default_models()).trust.of_refusal(verdict.probability).probability,
         kind="unanswerable",
     )
 
 
-def learned_refusal(verdict, reason: str, documents: Sequence[str]) -> Answer:
+def learned_refusal(
+    verdict, reason: str, documents: Sequence[str], models: PipelineModels | None = None
+) -> Answer:
     """A refusal the turn-kind model decided (heuristic signals, learned on MTRAG-UN train)."""
     return Answer.refusal(
         f"Refused (learned turn-kind model, heuristic signals): {reason}; answerability "
         f"{verdict.probability:.2f} ({verdict.reason}).",
         documents,
-        confidence=trust_models().of_refusal(verdict.probability, by_rule=verdict.by_rule).probability,
+        confidence=(models or default_models())
+        .trust.of_refusal(verdict.probability, by_rule=verdict.by_rule)
+        .probability,
         kind="unanswerable",
     )
