@@ -215,9 +215,9 @@ def _start_answering(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[Scor
     trust, kinds = pipeline.config.trust, pipeline.config.turns
     clarify = None
     if kinds and kinds.clarify:
-        clarify = turns.ambiguous_reference(run.question, run.conversation, ranked) or turns.clarification(
-            run.question, run.conversation, ranked
-        )
+        clarify = turns.ambiguous_reference(
+            run.question, run.conversation, ranked, models=pipeline.models
+        ) or turns.clarification(run.question, run.conversation, ranked, models=pipeline.models)
     if clarify is not None:
         return _clarified(run, clarify, documents)
     verdict, lacking = None, None
@@ -316,7 +316,13 @@ def _learned_turn(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[ScoredP
     run = replace(run, trust=TrustStep(answerability=verdict, context=before.context))
     lacking = turns.missing_parts(question, before.passages, models=pipeline.models)
     signals = turn_kind.turn_signals(
-        run.question, run.conversation, ranked, verdict=verdict, as_asked=as_asked, missing=lacking
+        run.question,
+        run.conversation,
+        ranked,
+        verdict=verdict,
+        as_asked=as_asked,
+        missing=lacking,
+        models=pipeline.models,
     )
     decided = turn_kind.classify_turn(
         signals, pipeline.models.turn_kind, refers=turns.leaves_open(run.conversation)
@@ -324,9 +330,11 @@ def _learned_turn(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[ScoredP
     run = replace(run, turn_kind=decided)
     # "the fast food chain" over passages about four chains is a choice only the asker can make,
     # whatever the model makes of the signals (which see no such reference in a first turn's style).
-    ambiguous = turns.ambiguous_reference(run.question, run.conversation, ranked)
+    ambiguous = turns.ambiguous_reference(run.question, run.conversation, ranked, models=pipeline.models)
     if decided.clarifies:
-        clarify = ambiguous or turns.clarifying_question(run.question, run.conversation, ranked)
+        clarify = ambiguous or turns.clarifying_question(
+            run.question, run.conversation, ranked, models=pipeline.models
+        )
         return _clarified(run, clarify, documents, learned=decided.reason)
     if ambiguous is not None:
         # The trace shows what decided: the rule, and what the model alone would have done.
@@ -480,7 +488,7 @@ def _doubted_guess(
         or not turn.resolved
     ):
         return None
-    clarify = turns.clarifying_question(run.question, turn, ranked)
+    clarify = turns.clarifying_question(run.question, turn, ranked, models=pipeline.models)
     why = f"the answer check doubts the answer to the turn as read ({check.reason})"
     if run.turn_kind is not None:
         # The trace shows what decided: the check after the answer, over the model's "answer".

@@ -37,7 +37,7 @@ from qa.pipeline.answerability import (
     AnswerKind,
 )
 from qa.pipeline.conversation import Rewrite, rewrite
-from qa.pipeline.model_parts import default_models
+from qa.pipeline.model_parts import PipelineModels, default_models
 from qa.pipeline.protocols import TurnKindClassifier
 from qa.pipeline.questions import analyse_question, names_too_little
 from qa.pipeline.text import STOPWORDS, stem, words
@@ -107,12 +107,13 @@ def turn_signals(
     verdict: AnswerabilityVerdict | None = None,
     as_asked: AnswerabilityVerdict | None = None,
     missing: Sequence[str] = (),
+    models: PipelineModels | None = None,
 ) -> TurnSignals:
     """``question`` as asked; ``conversation`` its rewrite (None: a first turn); ``ranked`` the
     passages retrieved for the rewrite, best first; ``verdict`` answerability's for the rewrite and
     ``as_asked`` for the turn as asked (None: not judged; the same verdict when the rewrite changed
     nothing); ``missing`` the rewrite's focus words no top passage holds."""
-    turn = conversation if conversation is not None else rewrite(question, ())
+    turn = conversation if conversation is not None else rewrite(question, (), models=models)
     analysis = analyse_question(turn.question)
     head = list(ranked[:top])
     options = 0

@@ -97,14 +97,18 @@ def leaves_open(conversation: Rewrite | None) -> bool:
 
 
 def ambiguous_reference(
-    question: str, conversation: Rewrite | None, ranked: Sequence[ScoredPassage]
+    question: str,
+    conversation: Rewrite | None,
+    ranked: Sequence[ScoredPassage],
+    *,
+    models: PipelineModels | None = None,
 ) -> Clarification | None:
     """A clarifying question when the turn asks about "the <kind>" that nothing pins down
     (``Rewrite.open_references``: "the fast food chain") and the passages describe several things
     of that kind (Jack in the Box, Chipotle Mexican Grill, In-N-Out Burger): which one is a choice
     only the asker can make. None when the documents describe one or none (then the reference is
     as good as named, or answerability judges the turn). Heuristic."""
-    turn = conversation if conversation is not None else rewrite(question, ())
+    turn = conversation if conversation is not None else rewrite(question, (), models=models)
     for about in turn.open_references:
         noun = words(about)[-1]
         options = things_of_kind(noun, ranked, question)
@@ -190,9 +194,10 @@ def clarification(
     *,
     top: int = 8,
     min_options: int = 2,
+    models: PipelineModels | None = None,
 ) -> Clarification | None:
     """A clarifying question when the turn cannot be searched as asked, else None."""
-    turn = conversation if conversation is not None else rewrite(question, ())
+    turn = conversation if conversation is not None else rewrite(question, (), models=models)
     # "this library" over documents that describe one library is as good as named: answered.
     # Over several it is a choice, and over none the search has nothing to go on: asked back.
     about = turn.unresolved[0] if turn.unresolved else ""
@@ -222,15 +227,19 @@ def clarification(
 
 
 def clarifying_question(
-    question: str, conversation: Rewrite | None, ranked: Sequence[ScoredPassage]
+    question: str,
+    conversation: Rewrite | None,
+    ranked: Sequence[ScoredPassage],
+    *,
+    models: PipelineModels | None = None,
 ) -> Clarification:
     """The clarifying question for a turn already judged underspecified (by the turn-kind model):
     the rules' question when they find the reference, else one about the conversation's subject
     ("Do you mean facilitated diffusion, or something else?"), else a request for more."""
-    found = clarification(question, conversation, ranked, min_options=2)
+    found = clarification(question, conversation, ranked, min_options=2, models=models)
     if found is not None:
         return found
-    turn = conversation if conversation is not None else rewrite(question, ())
+    turn = conversation if conversation is not None else rewrite(question, (), models=models)
     if turn.resolved:
         said, meant = turn.resolved[0]
         return Clarification(f"By '{said}', do you mean {meant}, or something else?", said, (meant,))
