@@ -576,9 +576,11 @@ def rewrite_messages(question: str, history: Sequence[Turn], *, turns: int = 3) 
     ]
 
 
-def llm_rewrite(question: str, history: Sequence[Turn], llm: LLM) -> Rewrite:
+def llm_rewrite(
+    question: str, history: Sequence[Turn], llm: LLM, *, models: PipelineModels | None = None
+) -> Rewrite:
     """The LLM's standalone question; the rule-based rewrite when its reply is empty or rambles."""
-    rules = rewrite(question, history)
+    rules = rewrite(question, history, models=models)
     if not history:
         return rules
     reply = llm.complete(rewrite_messages(question, history), temperature=0.0, max_tokens=100).strip()

@@ -58,7 +58,7 @@ def rewrite_question(
     when one is configured, else by conversation memory (pronouns and ellipsis resolved; ``models``
     gives the part-of-speech tagger, None: ``default_models()``)."""
     if llm is not None and history:
-        return conversation.llm_rewrite(question, history, llm)
+        return conversation.llm_rewrite(question, history, llm, models=models)
     return conversation.rewrite(question, history, models=models)
 
 

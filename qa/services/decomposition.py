@@ -101,7 +101,7 @@ def _plan_claimed(
         if history is None:
             history = stage_jobs._conversation_history(question)
         rewritten = runner.rewrite_question(question.text, history, llm=llm, models=clients.pipeline_models())
-        plan = plan_question(rewritten.question, llm=llm)
+        plan = plan_question(rewritten.question, llm=llm, models=clients.pipeline_models())
     except clients.ConfigurationError as exc:
         stage_jobs._fail(question, run.failed("retrieval", str(exc)))
         return None
