@@ -117,3 +117,45 @@ def test_pipeline_models_are_loaded_only_by_factories_never_at_import_or_by_a_st
                 ):
                     found.append(f"{where}: {function.name} keeps a model for the whole process")
     assert found == []
+
+
+def test_a_pipeline_given_its_models_runs_on_them_alone(monkeypatch):
+    # A site's models (qa.clients.pipeline_models: its QA_READER_WEIGHTS, its threads) must reach
+    # every stage; a stage falling back to the shipped models would ignore the site's settings
+    # there without a word. With the fallback made to fail, the answers must come out the same.
+    from qa.pipeline import conversation, model_parts
+    from qa.pipeline.embedding import HashingEmbedder
+    from qa.pipeline.factory import ModelClients, build_pipeline
+    from qa.pipeline.memory_index import InMemoryCorpusIndex
+    from qa.pipeline.presets import get_preset
+    from qa.pipeline.runner import answer_question
+    from tests.qa.pipeline.test_run import DOCS, REFORMS
+
+    site = model_parts.build_models()
+    index = InMemoryCorpusIndex(DOCS, HashingEmbedder(), chunk_size=3, chunk_overlap=1)
+    pipeline = build_pipeline(
+        get_preset("default"), index=index, clients=ModelClients(embedder=HashingEmbedder(), models=site)
+    )
+    history = [("What did the sultan do after the 2011 protests?", "He enacted political reforms.")]
+    follow_up = "Which council did he give more powers?"
+
+    def answers():
+        first = answer_question(REFORMS, pipeline=pipeline)
+        refused = answer_question("How many moons does Jupiter have?", pipeline=pipeline)
+        rewrite = conversation.rewrite(follow_up, history, models=site)
+        later = answer_question(follow_up, pipeline=pipeline, rewrite=rewrite)
+        return [(run.answer.text, run.answer.kind, run.answer.confidence) for run in (first, refused, later)]
+
+    expected = answers()
+
+    def no_fallback(**_):
+        raise AssertionError("a stage loaded the shipped models instead of using the pipeline's")
+
+    model_parts.default_models.cache_clear()
+    monkeypatch.setattr(model_parts, "build_models", no_fallback)
+    try:
+        assert answers() == expected
+    finally:
+        monkeypatch.undo()
+        model_parts.default_models.cache_clear()
+    assert expected[0][1] == "answerable" and expected[1][1] == "unanswerable"
