@@ -18,7 +18,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from qa.pipeline.reader import PassageReader, load_reader  # noqa: E402
+from qa.pipeline.reader import DEFAULT_THREADS, PassageReader  # noqa: E402
 
 PASSAGES = 1  # the reader reads the top passage only: each passage costs a MiniLM pass on CPU
 
@@ -60,7 +60,7 @@ def reader_seconds(rows: list[dict], sample: int = 60) -> tuple[list[float], lis
     On the reader's own thread count (QA_READER_THREADS, default 1: on this shared 2-core machine
     two torch threads wait on each other; bench/reader_threads.py); CPU time is what a quiet
     machine's wall time comes to."""
-    reader = load_reader()
+    reader = PassageReader(threads=DEFAULT_THREADS)
     step = max(1, len(rows) // sample)
     wall, cpu = [], []
     for row in rows[::step]:
@@ -77,7 +77,7 @@ def report_cost(rows: list[dict]) -> None:
     wall, cpu = reader_seconds(rows)
     p50, p90 = statistics.median(wall) * 1000, sorted(wall)[int(0.9 * len(wall))] * 1000
     print(
-        f"  reader per question (top passage, {len(wall)} questions, {load_reader().threads} thread(s)): "
+        f"  reader per question (top passage, {len(wall)} questions, {DEFAULT_THREADS} thread(s)): "
         f"wall p50 {p50:.0f} ms (p90 {p90:.0f}), "
         f"CPU time p50 {statistics.median(cpu) * 1000:.0f} ms; signals p50 {signals * 1000:.1f} ms; "
         f"signals + reader {(signals * 1000 + p50) / (signals * 1000):.0f}x today's signals (wall)"

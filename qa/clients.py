@@ -13,8 +13,16 @@ from documents.models import EmbeddingSpace
 from qa.pipeline.embedding import ModelNotAvailable
 from qa.pipeline.factory import ModelClients
 from qa.pipeline.llm import LLMError, build_llm
+from qa.pipeline.model_parts import PipelineModels, build_models
 
-__all__ = ["ConfigurationError", "get_embedder", "get_llm_or_none", "model_clients", "named_models"]
+__all__ = [
+    "ConfigurationError",
+    "get_embedder",
+    "get_llm_or_none",
+    "model_clients",
+    "named_models",
+    "pipeline_models",
+]
 
 
 class ConfigurationError(Exception):
@@ -89,6 +97,16 @@ def named_models() -> dict[str, object]:
     return {setting: _named_model(setting, name) for setting, name in wanted.items() if name}
 
 
+@functools.cache
+def pipeline_models() -> PipelineModels:
+    """The taggers, the passage reader (QA_READER_WEIGHTS, QA_READER_THREADS) and the trust and
+    turn-kind models, built once per process; the reader and the taggers load on first use, so a
+    missing QA_READER_WEIGHTS file fails the first question judged, naming the setting."""
+    return build_models(
+        reader_weights=settings.QA_READER_WEIGHTS or None, reader_threads=settings.QA_READER_THREADS
+    )
+
+
 def search_embedder(space: EmbeddingSpace | None):
     """The question encoder of a corpus's embedding space; None for the site's model."""
     if space is None or space.in_columns:
@@ -119,4 +137,5 @@ def model_clients(space: EmbeddingSpace | None = None) -> ModelClients:
         search_embedder=search_embedder(space),
         nli=named.get("QA_NLI_MODEL"),
         span_reader=named.get("QA_SPAN_READER_MODEL"),
+        models=pipeline_models(),
     )

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+
 import pytest
 
 from documents.services import EMBED_DOCUMENT_TASK
@@ -102,3 +105,145 @@ def test_every_list_in_the_lexicon_says_where_its_words_come_from():
         if not above or not (above.startswith("#") or above.endswith((")", "}", '"'))):
             uncommented.append(f"{LEXICON_MODULE}:{statement.lineno}")
     assert uncommented == []
+
+
+# --- models are parts, passed in (issue 26) ---------------------------------------------------
+
+PIPELINE = Path(__file__).resolve().parent.parent / "qa" / "pipeline"
+
+# Calls that load a model's weights or data. ``X.load`` counts only for these modules and spaCy
+# model packages (``json.load`` of a result file is no model).
+LOADERS = {
+    "from_pretrained",
+    "SentenceTransformer",
+    "CrossEncoder",
+    "Llama",
+    "safe_open",
+    "load_default_model",
+    "load_model",
+    "load_turn_model",
+    "load_entity_tagger",
+    "load_part_of_speech_tagger",
+    "PassageReader",
+    "TrustModels",
+    "build_models",
+}
+LOADING_MODULES = {"spacy", "torch", "joblib", "pickle"}
+# Where building models belongs: the factories and loaders, named as such.
+FACTORY_PREFIXES = ("load", "_load", "build", "_build")
+# The one memoised factory: the shipped models for callers without a site (benches, tests).
+MEMOISED_FACTORIES = {("model_parts.py", "default_models")}
+# nupunkt's punkt parameters are the sentence splitter's data (no setting, the same for every
+# site); ``segment`` runs in parsing, where no pipeline exists to pass them in.
+MEMOISED_SPLITTER = {("segment.py", "_tokenizer")}
+
+
+def _pipeline_modules():
+    for path in sorted(PIPELINE.rglob("*.py")):
+        yield path, ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+
+
+def _is_loader(call: ast.Call) -> bool:
+    func = call.func
+    if isinstance(func, ast.Name):
+        return func.id in LOADERS
+    if isinstance(func, ast.Attribute):
+        if func.attr in LOADERS:
+            return True
+        base = func.value.id if isinstance(func.value, ast.Name) else ""
+        return func.attr == "load" and (base in LOADING_MODULES or base.startswith("en_core"))
+    return False
+
+
+def _loader_calls(tree: ast.AST):
+    """(call, enclosing functions innermost last, whether inside a class) for every loader call."""
+
+    def walk(node, functions, in_class):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                yield from walk(child, [*functions, child], in_class)
+            elif isinstance(child, ast.ClassDef):
+                yield from walk(child, functions, True)
+            else:
+                if isinstance(child, ast.Call) and _is_loader(child):
+                    yield child, functions, in_class
+                yield from walk(child, functions, in_class)
+
+    yield from walk(tree, [], False)
+
+
+def _memoised(function: ast.FunctionDef) -> bool:
+    return any("cache" in ast.unparse(decorator) for decorator in function.decorator_list)
+
+
+def test_the_pipeline_reads_no_environment():
+    # Settings are read once, by groundedqa_site/settings.py; the factory passes the values in.
+    found = []
+    for path, tree in _pipeline_modules():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and node.attr in ("environ", "getenv", "putenv"):
+                found.append(f"{path.name}:{node.lineno} {ast.unparse(node)}")
+            if isinstance(node, ast.ImportFrom) and node.module == "os":
+                names = {alias.name for alias in node.names} & {"environ", "getenv", "putenv"}
+                found += [f"{path.name}:{node.lineno} from os import {name}" for name in names]
+    assert found == []
+
+
+def test_pipeline_models_are_loaded_only_by_factories_never_at_import_or_by_a_stage():
+    found = []
+    for path, tree in _pipeline_modules():
+        for call, functions, in_class in _loader_calls(tree):
+            where = f"{path.name}:{call.lineno} {ast.unparse(call.func)}"
+            if not functions and not in_class:
+                found.append(f"{where} at import time")
+            elif functions and not in_class and not functions[-1].name.startswith(FACTORY_PREFIXES):
+                if (path.name, functions[-1].name) not in MEMOISED_FACTORIES | MEMOISED_SPLITTER:
+                    found.append(f"{where} in {functions[-1].name}, which is no factory or loader")
+            for function in functions:
+                if _memoised(function) and (path.name, function.name) not in (
+                    MEMOISED_FACTORIES | MEMOISED_SPLITTER
+                ):
+                    found.append(f"{where}: {function.name} keeps a model for the whole process")
+    assert found == []
+
+
+def test_a_pipeline_given_its_models_runs_on_them_alone(monkeypatch):
+    # A site's models (qa.clients.pipeline_models: its QA_READER_WEIGHTS, its threads) must reach
+    # every stage; a stage falling back to the shipped models would ignore the site's settings
+    # there without a word. With the fallback made to fail, the answers must come out the same.
+    from qa.pipeline import conversation, model_parts
+    from qa.pipeline.embedding import HashingEmbedder
+    from qa.pipeline.factory import ModelClients, build_pipeline
+    from qa.pipeline.memory_index import InMemoryCorpusIndex
+    from qa.pipeline.presets import get_preset
+    from qa.pipeline.runner import answer_question
+    from tests.qa.pipeline.test_run import DOCS, REFORMS
+
+    site = model_parts.build_models()
+    index = InMemoryCorpusIndex(DOCS, HashingEmbedder(), chunk_size=3, chunk_overlap=1)
+    pipeline = build_pipeline(
+        get_preset("default"), index=index, clients=ModelClients(embedder=HashingEmbedder(), models=site)
+    )
+    history = [("What did the sultan do after the 2011 protests?", "He enacted political reforms.")]
+    follow_up = "Which council did he give more powers?"
+
+    def answers():
+        first = answer_question(REFORMS, pipeline=pipeline)
+        refused = answer_question("How many moons does Jupiter have?", pipeline=pipeline)
+        rewrite = conversation.rewrite(follow_up, history, models=site)
+        later = answer_question(follow_up, pipeline=pipeline, rewrite=rewrite)
+        return [(run.answer.text, run.answer.kind, run.answer.confidence) for run in (first, refused, later)]
+
+    expected = answers()
+
+    def no_fallback(**_):
+        raise AssertionError("a stage loaded the shipped models instead of using the pipeline's")
+
+    model_parts.default_models.cache_clear()
+    monkeypatch.setattr(model_parts, "build_models", no_fallback)
+    try:
+        assert answers() == expected
+    finally:
+        monkeypatch.undo()
+        model_parts.default_models.cache_clear()
+    assert expected[0][1] == "answerable" and expected[1][1] == "unanswerable"

@@ -29,7 +29,7 @@ def part_config(config: PipelineConfig, plan: Plan) -> PipelineConfig:
 
 
 def answer_in_parts(question: str, *, pipeline: Pipeline, preset: str = "") -> PipelineRun:
-    plan = plan_question(question, llm=pipeline.llm)
+    plan = plan_question(question, llm=pipeline.llm, models=pipeline.models)
     parts_pipeline = replace(pipeline, config=part_config(pipeline.config, plan))
     runs = [answer_question(part, pipeline=parts_pipeline) for part in plan.parts]
     parts = [

@@ -26,7 +26,8 @@ from typing import Literal
 
 import numpy as np
 
-from qa.pipeline.protocols import LLM
+from qa.pipeline.model_parts import PipelineModels, default_models
+from qa.pipeline.protocols import LLM, PassageReading, ProbabilityModel
 from qa.pipeline.questions import (
     QuestionAnalysis,
     analyse_question,
@@ -34,7 +35,6 @@ from qa.pipeline.questions import (
     slot_states_amount,
     states_answer_type,
 )
-from qa.pipeline.reader import PassageReader, load_reader
 from qa.pipeline.text import (
     content_words,
     main_clause,
@@ -118,9 +118,11 @@ def answerability_signals(
     *,
     top: int = 5,
     analysis: QuestionAnalysis | None = None,
-    reader: PassageReader | None = None,
+    reader: PassageReading | None = None,
+    models: PipelineModels | None = None,
 ) -> AnswerabilitySignals:
-    """The signals; ``reader`` (None: not read) reads the top passage for ``reader_answerable``."""
+    """The signals; ``reader`` (None: not read) reads the top passage for ``reader_answerable``;
+    ``models`` gives the entity tagger (None: ``default_models()``)."""
     analysis = analysis or analyse_question(question)
     head = list(ranked[:top])
     cosines = sorted(
@@ -137,7 +139,9 @@ def answerability_signals(
     # refused for a figure no sentence states.
     typed = analysis if analysis.parts == 1 else analyse_question(main_clause(question))
     typed_best = _best_sentences(typed, sentences)
-    type_found = any(states_answer_type(typed, s.text, s.document_title) for _, s in typed_best)
+    type_found = any(
+        states_answer_type(typed, s.text, s.document_title, models=models) for _, s in typed_best
+    )
     best = typed_best if typed is analysis else _best_sentences(analysis, sentences)
     slots = quantity_slots(question)
     missing = sum(
@@ -167,7 +171,7 @@ def answerability_signals(
     )
 
 
-def read_top(reader: PassageReader, question: str, head: Sequence[ScoredPassage]) -> float:
+def read_top(reader: PassageReading, question: str, head: Sequence[ScoredPassage]) -> float:
     """The reader's p(answerable) for the top passage (one MiniLM pass; each other passage costs as much)."""
     if not head:
         return 0.0
@@ -270,7 +274,12 @@ class AnswerabilityVerdict:
 
 
 def hard_rule(
-    question: str, ranked: Sequence[ScoredPassage], analysis: QuestionAnalysis, signals: AnswerabilitySignals
+    question: str,
+    ranked: Sequence[ScoredPassage],
+    analysis: QuestionAnalysis,
+    signals: AnswerabilitySignals,
+    *,
+    models: PipelineModels | None = None,
 ) -> tuple[AnswerKind, str, tuple[str, ...]] | None:
     """(kind, reason, missing parts) when a rule decides without the model, else None.
 
@@ -291,7 +300,7 @@ def hard_rule(
         # terminal open and how much did it cost?" was refused whole for want of the cost).
         kind = PARTIAL_ANSWER if len(missing) < max(len(slots), analysis.parts) else UNANSWERABLE
         return kind, "no passage states " + "; ".join(repr(m) for m in missing), missing
-    unstated = _parts_unstated(question, [s for hit in ranked[:3] for s in hit.passage.sentences])
+    unstated = _parts_unstated(question, [s for hit in ranked[:3] for s in hit.passage.sentences], models)
     if unstated and len(unstated) < analysis.parts:
         # A part's person or figure is stated nowhere; the other parts may still be answered.
         reason = "; ".join(
@@ -318,7 +327,9 @@ def _subject_named(
     return any(analysis.years & years_named(hit.passage.text) for hit in ranked[:3])
 
 
-def _parts_unstated(question: str, sentences: Sequence[SourceSentence]) -> list[tuple[str, str]]:
+def _parts_unstated(
+    question: str, sentences: Sequence[SourceSentence], models: PipelineModels | None
+) -> list[tuple[str, str]]:
     """(part, what it asks for) for each part of a question in parts that asks for a person or a
     named figure no relevant sentence states ("who is its prime minister" over a country profile
     naming none); [] for a question of one part, which the model and the answer check judge."""
@@ -330,7 +341,7 @@ def _parts_unstated(question: str, sentences: Sequence[SourceSentence]) -> list[
             continue
         # Only a sentence sharing a word with the part can state what it asks for.
         best = [s for share, s in _best_sentences(typed, sentences) if share > 0]
-        if not any(states_answer_type(typed, s.text, s.document_title) for s in best):
+        if not any(states_answer_type(typed, s.text, s.document_title, models=models) for s in best):
             unstated.append((part.rstrip("?. "), ", ".join(sorted(typed.measure)) or "person"))
     return unstated
 
@@ -347,22 +358,24 @@ class SignalAnswerability:
 
     def __init__(
         self,
-        model: LogisticModel | None = None,
+        model: ProbabilityModel | None = None,
         *,
         threshold: float | None = None,
-        reader: PassageReader | None = None,
+        reader: PassageReading | None = None,
+        models: PipelineModels | None = None,
     ) -> None:
-        self.model = model or load_model()
+        """``models``: the pipeline's models (None: ``default_models()``); ``model`` and ``reader``
+        replace its answerability model and passage reader."""
+        self.models = models or default_models()
+        self.model = model or self.models.answerability
         self.threshold = self.model.threshold if threshold is None else threshold
-        self._reader = reader
+        self._reader = reader if reader is not None else self.models.reader
 
     @property
-    def reader(self) -> PassageReader | None:
-        """The passage reader when the model uses its signal, loaded on first use (QA_READER_WEIGHTS)."""
+    def reader(self) -> PassageReading | None:
+        """The passage reader when the model uses its signal (QA_READER_WEIGHTS on a site)."""
         if "reader_answerable" not in self.model.names:
             return None
-        if self._reader is None:
-            self._reader = load_reader()
         return self._reader
 
     def judge(self, question: str, ranked: Sequence[ScoredPassage]) -> AnswerabilityVerdict:
@@ -373,9 +386,11 @@ class SignalAnswerability:
             )
         if not ranked:
             return AnswerabilityVerdict(UNANSWERABLE, 0.0, "retrieval returned no passages", "signals")
-        signals = answerability_signals(question, ranked, analysis=analysis, reader=self.reader)
+        signals = answerability_signals(
+            question, ranked, analysis=analysis, reader=self.reader, models=self.models
+        )
         probability = float(self.model.probability(signals.vector(self.model.names))[0])
-        ruled = hard_rule(question, ranked, analysis, signals)
+        ruled = hard_rule(question, ranked, analysis, signals, models=self.models)
         if ruled is not None:
             kind, reason, missing = ruled
             return AnswerabilityVerdict(

@@ -33,8 +33,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from qa.pipeline import lexicon
-from qa.pipeline.entities import part_of_speech_tagger
-from qa.pipeline.protocols import LLM
+from qa.pipeline.model_parts import PipelineModels, default_models
+from qa.pipeline.protocols import LLM, PartOfSpeechTagger
 from qa.pipeline.references import open_references
 from qa.pipeline.text import META_WORDS, STOPWORDS, content_words, stem, words
 
@@ -180,12 +180,11 @@ def remember(history: Sequence[Turn]) -> ConversationMemory:
 # --- rewriting --------------------------------------------------------------------------------
 
 
-def _references(question: str) -> list[tuple[int, int, str, str]]:
+def _references(question: str, tagger: PartOfSpeechTagger | None) -> list[tuple[int, int, str, str]]:
     """(start, end, text, noun) for each reference back: pronouns (noun "") and
     demonstrative/definite phrases ("this library" -> noun "library")."""
     found = []
     tokens = list(re.finditer(r"[A-Za-z][A-Za-z'\u2019-]*", question))
-    tagger = part_of_speech_tagger()
     tags = dict(tagger(question)) if tagger is not None else None
     for i, match in enumerate(tokens):
         lower = match.group().lower()
@@ -378,15 +377,25 @@ def _ellipsis(question: str, memory: ConversationMemory) -> Rewrite | None:
     return None
 
 
-def rewrite(question: str, history: Sequence[Turn], memory: ConversationMemory | None = None) -> Rewrite:
-    """The question as it would be asked without the conversation (rule-based; see the module doc)."""
-    made = _rewrite(question, history, memory or remember(history))
+def rewrite(
+    question: str,
+    history: Sequence[Turn],
+    memory: ConversationMemory | None = None,
+    *,
+    models: PipelineModels | None = None,
+) -> Rewrite:
+    """The question as it would be asked without the conversation (rule-based; see the module doc).
+    ``models`` gives the part-of-speech tagger (None: ``default_models()``)."""
+    models = models or default_models()
+    made = _rewrite(question, history, memory or remember(history), models.parts_of_speech)
     earlier = [text for turn in history for text in turn]
     return replace(
         made,
         earlier_turns=len(history),
         shared_words=_shared_words(question, history),
-        open_references=open_references(question, earlier, not_referents=_NOT_REFERENT | _DOCUMENT_NOUNS),
+        open_references=open_references(
+            question, earlier, not_referents=_NOT_REFERENT | _DOCUMENT_NOUNS, models=models
+        ),
     )
 
 
@@ -400,11 +409,13 @@ def _shared_words(question: str, history: Sequence[Turn]) -> float:
     return len(asked & said) / len(asked)
 
 
-def _rewrite(question: str, history: Sequence[Turn], memory: ConversationMemory) -> Rewrite:
+def _rewrite(
+    question: str, history: Sequence[Turn], memory: ConversationMemory, tagger: PartOfSpeechTagger | None
+) -> Rewrite:
     subject = memory.subject
     base = Rewrite(question, question, subject=subject.text if subject else "")
     if not history:
-        return _unresolved_only(base, question, memory)
+        return _unresolved_only(base, question, memory, tagger)
     fragment = _ellipsis(question, memory)
     if fragment is not None:
         return Rewrite(**{**fragment.__dict__, "subject": base.subject})
@@ -412,7 +423,7 @@ def _rewrite(question: str, history: Sequence[Turn], memory: ConversationMemory)
     resolved, unresolved, definite = [], [], []
     own_names = {n.lower() for n in _names_in(question)}
     antecedent = False  # a pronoun after "this county" in the same question refers to the county
-    for start, end, text, noun in _references(question):
+    for start, end, text, noun in _references(question, tagger):
         if antecedent and not noun:
             continue
         antecedent = antecedent or bool(noun)
@@ -459,8 +470,10 @@ def _rewrite(question: str, history: Sequence[Turn], memory: ConversationMemory)
     return Rewrite(question, question, "unchanged", (), tuple(unresolved), (), base.subject, tuple(definite))
 
 
-def _unresolved_only(base: Rewrite, question: str, memory: ConversationMemory) -> Rewrite:
-    references = [(start, text, noun) for start, _, text, noun in _references(question) if noun]
+def _unresolved_only(
+    base: Rewrite, question: str, memory: ConversationMemory, tagger: PartOfSpeechTagger | None
+) -> Rewrite:
+    references = [(start, text, noun) for start, _, text, noun in _references(question, tagger) if noun]
     unresolved = tuple(
         text
         for start, text, noun in references
@@ -531,9 +544,11 @@ def rewrite_messages(question: str, history: Sequence[Turn], *, turns: int = 3) 
     ]
 
 
-def llm_rewrite(question: str, history: Sequence[Turn], llm: LLM) -> Rewrite:
+def llm_rewrite(
+    question: str, history: Sequence[Turn], llm: LLM, *, models: PipelineModels | None = None
+) -> Rewrite:
     """The LLM's standalone question; the rule-based rewrite when its reply is empty or rambles."""
-    rules = rewrite(question, history)
+    rules = rewrite(question, history, models=models)
     if not history:
         return rules
     reply = llm.complete(rewrite_messages(question, history), temperature=0.0, max_tokens=100).strip()

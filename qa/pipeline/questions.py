@@ -38,6 +38,8 @@ from qa.pipeline.lexicon import (
     TIME_PREPOSITIONS,
     alternation,
 )
+from qa.pipeline.model_parts import PipelineModels, default_models
+from qa.pipeline.protocols import EntityTagger
 from qa.pipeline.text import (
     META_WORDS,
     NEXT_PART,
@@ -162,7 +164,9 @@ def analyse_question(question: str) -> QuestionAnalysis:
     return QuestionAnalysis(question, answer_type, focus, measure, parts, years, subject is not None)
 
 
-def states_answer_type(analysis: QuestionAnalysis, sentence: str, title: str = "") -> bool:
+def states_answer_type(
+    analysis: QuestionAnalysis, sentence: str, title: str = "", *, models: PipelineModels | None = None
+) -> bool:
     """Whether the sentence states something of the kind the question asks for.
 
     A number question's sentence must state an amount and, when the question
@@ -172,7 +176,8 @@ def states_answer_type(analysis: QuestionAnalysis, sentence: str, title: str = "
     names no one; or the person the sentence's document ``title`` names, referred to
     by a pronoun or part of the name; never a first or former holder when the
     question asks for the current one).
-    "other" questions are satisfied by any sentence.
+    "other" questions are satisfied by any sentence. ``models``: where the entity tagger comes
+    from (None: ``default_models()``).
     """
     if analysis.answer_type == "number":
         if not has_quantity(sentence):
@@ -190,7 +195,7 @@ def states_answer_type(analysis: QuestionAnalysis, sentence: str, title: str = "
     if analysis.answer_type == "date":
         return bool(_MONTHS.search(sentence)) or any(k == "year" for _, k, _, _ in number_mentions(sentence))
     if analysis.answer_type == "person":
-        tagged = _names_the_person(analysis, sentence, title)
+        tagged = _names_the_person(analysis, sentence, title, (models or default_models()).entities)
         if tagged is not None:
             return tagged
     if analysis.answer_type in ("person", "place"):
@@ -199,30 +204,36 @@ def states_answer_type(analysis: QuestionAnalysis, sentence: str, title: str = "
     return True
 
 
-def _names_the_person(analysis: QuestionAnalysis, sentence: str, title: str) -> bool | None:
+def _names_the_person(
+    analysis: QuestionAnalysis, sentence: str, title: str, tag: EntityTagger | None
+) -> bool | None:
     """A person question's test where spaCy is installed (None where it is not)."""
-    tagged = _names_someone(analysis, sentence, title)
+    tagged = _names_someone(analysis, sentence, title, tag)
     if tagged and _CURRENT.search(analysis.question) and _names_a_past_holder(analysis, sentence):
         return False
     return tagged
 
 
-def _names_someone(analysis: QuestionAnalysis, sentence: str, title: str) -> bool | None:
-    tagged = names_a_new_entity(sentence, analysis.question, PERSON_LABELS)
+def _names_someone(
+    analysis: QuestionAnalysis, sentence: str, title: str, tag: EntityTagger | None
+) -> bool | None:
+    tagged = names_a_new_entity(sentence, analysis.question, PERSON_LABELS, tag)
     if tagged is None:
         return None
     if not tagged and title:
-        tagged = bool(refers_to_titled_person(sentence, title, analysis.question))
+        tagged = bool(refers_to_titled_person(sentence, title, analysis.question, tag))
     return tagged
 
 
-def names_only_a_past_holder(analysis: QuestionAnalysis, sentence: str, title: str = "") -> bool:
+def names_only_a_past_holder(
+    analysis: QuestionAnalysis, sentence: str, title: str = "", *, models: PipelineModels | None = None
+) -> bool:
     """The question asks who holds something now and the sentence names someone only as a first or
     former holder: what an analyst should be told when such an answer is refused."""
     return (
         analysis.answer_type == "person"
         and bool(_CURRENT.search(analysis.question))
-        and bool(_names_someone(analysis, sentence, title))
+        and bool(_names_someone(analysis, sentence, title, (models or default_models()).entities))
         and _names_a_past_holder(analysis, sentence)
     )
 

@@ -17,16 +17,16 @@ sentences worse than the question-sentence cosine on CLAPNQ, so nothing reads it
 from __future__ import annotations
 
 import json
-import os
 import threading
 from collections.abc import Sequence
 from contextlib import contextmanager
-from functools import lru_cache
 from pathlib import Path
 
 from qa.pipeline.embedding import ModelNotAvailable, bundled_minilm_path
 
 READER_WEIGHTS = Path(__file__).with_name("models") / "reader.safetensors"
+# The settings a site names another file or thread count by (groundedqa_site/settings.py reads
+# them; the factory passes the values in): named in the errors, so the user knows what to change.
 READER_SETTING = "QA_READER_WEIGHTS"
 THREADS_SETTING = "QA_READER_THREADS"
 # One thread: a question's read is one small MiniLM pass, and where the cores are shared (the QA
@@ -50,11 +50,11 @@ class PassageReader:
         base: str | None = None,
         prefix: str = "",
         max_len: int = 384,
-        threads: int | None = None,
+        threads: int = DEFAULT_THREADS,
     ) -> None:
         """``prefix``: read the tensors named ``prefix + name`` (a file holding several models, such as
         bench/train_reader.py's per-fold models); the shipped file has none. ``threads``: torch threads
-        a read uses (None: ``reader_threads()``; 0: leave torch's setting alone)."""
+        a read uses (QA_READER_THREADS on a site; 0: leave torch's setting alone)."""
         path = Path(weights) if weights else READER_WEIGHTS
         if not path.is_file():
             raise ModelNotAvailable(READER_SETTING, str(path), "no such file (the reader's .safetensors)")
@@ -87,7 +87,7 @@ class PassageReader:
         self.answer_head = (deltas["answerable.weight"], deltas["answerable.bias"])
         self.max_len = int(meta.get("max_len", max_len))
         self.trained_on = json.loads(meta.get("trained_on", '""'))
-        self.threads = reader_threads() if threads is None else threads
+        self.threads = threads
         self._lock = threading.Lock()
 
     def read(self, question: str, passages: Sequence[tuple[str, Sequence[str]]]) -> list[float]:
@@ -148,31 +148,23 @@ def _merged(model, deltas: dict, scale: float):
     return model.eval()
 
 
-def reader_weights() -> Path:
-    """The deltas to load: QA_READER_WEIGHTS (a path) when set, else the file shipped beside this module."""
-    configured = os.environ.get(READER_SETTING, "").strip()
-    return Path(configured) if configured else READER_WEIGHTS
+class DeferredPassageReader:
+    """A ``PassageReader`` loaded on its first read, then kept by this object (not by the process):
+    building the models costs nothing until a question is judged, and a site whose answerability
+    model does not read passages never loads it. A missing or unreadable file raises
+    ``ModelNotAvailable`` naming QA_READER_WEIGHTS at that first read."""
 
+    def __init__(self, weights: Path | str | None = None, *, threads: int = DEFAULT_THREADS) -> None:
+        self.weights = Path(weights) if weights else READER_WEIGHTS
+        self.threads = threads
+        self._reader: PassageReader | None = None
+        self._lock = threading.Lock()
 
-def reader_threads() -> int:
-    """QA_READER_THREADS: torch threads for a read (unset: 1; 0: torch's default, one per core)."""
-    configured = os.environ.get(THREADS_SETTING, "").strip()
-    if not configured:
-        return DEFAULT_THREADS
-    if not configured.isdigit():
-        raise ValueError(
-            f"{THREADS_SETTING} must be a whole number >= 0 (0: torch's default), not {configured!r}"
-        )
-    return int(configured)
+    def loaded(self) -> PassageReader:
+        with self._lock:
+            if self._reader is None:
+                self._reader = PassageReader(self.weights, threads=self.threads)
+            return self._reader
 
-
-@lru_cache(maxsize=2)
-def _load(path: Path) -> PassageReader:
-    return PassageReader(path)
-
-
-def load_reader() -> PassageReader:
-    """The reader of ``reader_weights()``, loaded once per process.
-
-    Raises ``ModelNotAvailable`` naming QA_READER_WEIGHTS when the file is missing or unreadable."""
-    return _load(reader_weights())
+    def read(self, question: str, passages: Sequence[tuple[str, Sequence[str]]]) -> list[float]:
+        return self.loaded().read(question, passages)

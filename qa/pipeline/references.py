@@ -28,7 +28,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from qa.pipeline import lexicon
-from qa.pipeline.entities import part_of_speech_tagger
+from qa.pipeline.model_parts import PipelineModels, default_models
 from qa.pipeline.text import stem, words
 
 _DETERMINERS = lexicon.DETERMINERS
@@ -60,13 +60,17 @@ def _tokens(question: str, tags: Iterable[tuple[int, str]]) -> list[_Token]:
 
 
 def open_references(
-    question: str, earlier: Iterable[str] = (), *, not_referents: frozenset[str] = frozenset()
+    question: str,
+    earlier: Iterable[str] = (),
+    *,
+    not_referents: frozenset[str] = frozenset(),
+    models: PipelineModels | None = None,
 ) -> tuple[str, ...]:
     """The question's definite or demonstrative phrases that nothing pins down (see the module
     doc), as written, each ending in its head noun; ``earlier`` the conversation's earlier turns
     (both speakers); ``not_referents`` head nouns never asked about ("way", "case", "article").
-    Empty when no part-of-speech tagger is installed."""
-    tagger = part_of_speech_tagger()
+    Empty when no part-of-speech tagger is installed; ``models`` gives it (None: ``default_models()``)."""
+    tagger = (models or default_models()).parts_of_speech
     if tagger is None:
         return ()
     said = {stem(w) for text in earlier for w in words(text)}

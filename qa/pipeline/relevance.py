@@ -18,6 +18,7 @@ from typing import Literal
 
 import numpy as np
 
+from qa.pipeline.model_parts import PipelineModels
 from qa.pipeline.protocols import Embedder
 from qa.pipeline.questions import (
     QuestionAnalysis,
@@ -150,7 +151,9 @@ def answer_relevance(
     *,
     min_score: float = MIN_ANSWER_RELEVANCE,
     analysis: QuestionAnalysis | None = None,
+    models: PipelineModels | None = None,
 ) -> AnswerRelevance:
+    """``models``: the pipeline's models, for the entity tagger (None: ``default_models()``)."""
     analysis = analysis or analyse_question(question)
     text = " ".join(s.text for s in sentences)
     if not text.strip():
@@ -164,7 +167,7 @@ def answer_relevance(
         for cited in sentence.citations:
             bag |= content_words(cited.document_title)
     coverage = len(analysis.focus & bag) / len(analysis.focus) if analysis.focus else 1.0
-    type_stated = any(states_answer_type(analysis, s.text, _title_of(s)) for s in sentences)
+    type_stated = any(states_answer_type(analysis, s.text, _title_of(s), models=models) for s in sentences)
     score = 0.5 * cosine + 0.5 * coverage
     # Only a named measure and a person are hard requirements: "where does the phrase X come from"
     # asks for an origin, not a place name, and natural questions are loose that way (CLAPNQ-dev:
@@ -175,7 +178,7 @@ def answer_relevance(
     if strict and not type_stated:
         wanted = ", ".join(sorted(analysis.measure)) if analysis.measure else "person"
         reason = f"no answer sentence states the {wanted} asked for"
-        if any(names_only_a_past_holder(analysis, s.text, _title_of(s)) for s in sentences):
+        if any(names_only_a_past_holder(analysis, s.text, _title_of(s), models=models) for s in sentences):
             reason += " (it names only a first or former holder, not the current one)"
         return AnswerRelevance(score, cosine, coverage, False, False, reason)
     if score < min_score:

@@ -21,6 +21,7 @@ from qa.pipeline.conversation import Rewrite
 from qa.pipeline.dates import DatePreference, prefer_period, question_period
 from qa.pipeline.expansion import feedback_terms
 from qa.pipeline.factory import Pipeline
+from qa.pipeline.model_parts import PipelineModels
 from qa.pipeline.protocols import LLM, CorpusIndex, PrefetchingIndex
 from qa.pipeline.retrieval import RetrievalConfig, RetrievalResult, retrieve
 from qa.pipeline.run import (
@@ -46,12 +47,19 @@ TRACE_CANDIDATES = 20
 # --- follow-up questions ------------------------------------------------------
 
 
-def rewrite_question(question: str, history: Sequence[tuple[str, str]], llm: LLM | None = None) -> Rewrite:
+def rewrite_question(
+    question: str,
+    history: Sequence[tuple[str, str]],
+    llm: LLM | None = None,
+    *,
+    models: PipelineModels | None = None,
+) -> Rewrite:
     """A follow-up made standalone from the earlier turns (``qa.pipeline.conversation``): by the LLM
-    when one is configured, else by conversation memory (pronouns and ellipsis resolved)."""
+    when one is configured, else by conversation memory (pronouns and ellipsis resolved; ``models``
+    gives the part-of-speech tagger, None: ``default_models()``)."""
     if llm is not None and history:
-        return conversation.llm_rewrite(question, history, llm)
-    return conversation.rewrite(question, history)
+        return conversation.llm_rewrite(question, history, llm, models=models)
+    return conversation.rewrite(question, history, models=models)
 
 
 def standalone_question(question: str, history: Sequence[tuple[str, str]], llm: LLM | None = None) -> str:

@@ -215,15 +215,17 @@ def _start_answering(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[Scor
     trust, kinds = pipeline.config.trust, pipeline.config.turns
     clarify = None
     if kinds and kinds.clarify:
-        clarify = turns.ambiguous_reference(run.question, run.conversation, ranked) or turns.clarification(
-            run.question, run.conversation, ranked
-        )
+        clarify = turns.ambiguous_reference(
+            run.question, run.conversation, ranked, models=pipeline.models
+        ) or turns.clarification(run.question, run.conversation, ranked, models=pipeline.models)
     if clarify is not None:
         return _clarified(run, clarify, documents)
     verdict, lacking = None, None
     if trust is not None:
         clock = time.perf_counter()
-        before = before_generation(question, ranked, len(passages), config=trust, llm=pipeline.llm)
+        before = before_generation(
+            question, ranked, len(passages), config=trust, llm=pipeline.llm, models=pipeline.models
+        )
         run = run.timed(answerability=time.perf_counter() - clock)
         run = replace(run, trust=TrustStep(answerability=before.verdict, context=before.context))
         partial = kinds is not None and kinds.partial and before.verdict.kind == PARTIAL_ANSWER
@@ -231,20 +233,20 @@ def _start_answering(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[Scor
             doubted = _doubted_reading(pipeline, run, before.passages, ranked)
             if doubted is not None:
                 return _clarified(run, doubted, documents)
-            answer = refusal_for(before.verdict, documents)
+            answer = refusal_for(before.verdict, documents, pipeline.models)
             step = AnsweringStep(outcome="refused", note=answer.note)
-            refused = replace(run.trust, confidence=refusal_confidence(before.verdict))
+            refused = replace(run.trust, confidence=refusal_confidence(before.verdict, pipeline.models))
             return replace(run, trust=refused, answering=step, answer=answer)
         passages, verdict = before.passages, before.verdict
-        lacking = turns.missing_parts(question, passages) if kinds else ()
+        lacking = turns.missing_parts(question, passages, models=pipeline.models) if kinds else ()
         if kinds and (
             (len(lacking) >= kinds.refuse_missing and verdict.probability < kinds.refuse_missing_below)
-            or turns.names_lacking(run.question, lacking, passages)
+            or turns.names_lacking(run.question, lacking, passages, models=pipeline.models)
         ):
             doubted = turns.doubted_reference(run.conversation, lacking) if kinds.clarify else None
             if doubted is not None:
                 return _clarified(run, doubted, documents)
-            answer = turns.refusal_for_missing(verdict, lacking, documents)
+            answer = turns.refusal_for_missing(verdict, lacking, documents, pipeline.models)
             return replace(run, answering=AnsweringStep(outcome="refused", note=answer.note), answer=answer)
     missing = _missing(question, verdict, passages, kinds, lacking) if kinds else ()
     if kinds and kinds.clarify and turns.only_the_reading(run.conversation, missing):
@@ -288,7 +290,7 @@ def _learned_decides(pipeline: Pipeline, run: PipelineRun) -> bool:
         and kinds.learned
         and trust is not None
         and run.conversation is not None
-        and isinstance(answerability_judge(trust, pipeline.llm), SignalAnswerability)
+        and isinstance(answerability_judge(trust, pipeline.llm, pipeline.models), SignalAnswerability)
     )
 
 
@@ -303,26 +305,36 @@ def _learned_turn(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[ScoredP
     trust, kinds = pipeline.config.trust, pipeline.config.turns
     passages = tuple(ranked[: pipeline.config.retrieval.top_k])
     clock = time.perf_counter()
-    before = before_generation(question, ranked, len(passages), config=trust, llm=pipeline.llm)
+    before = before_generation(
+        question, ranked, len(passages), config=trust, llm=pipeline.llm, models=pipeline.models
+    )
     verdict = before.verdict
     as_asked = verdict
     if run.question != question:
-        as_asked = answerability_judge(trust, pipeline.llm).judge(run.question, ranked)
+        as_asked = answerability_judge(trust, pipeline.llm, pipeline.models).judge(run.question, ranked)
     run = run.timed(answerability=time.perf_counter() - clock)
     run = replace(run, trust=TrustStep(answerability=verdict, context=before.context))
-    lacking = turns.missing_parts(question, before.passages)
+    lacking = turns.missing_parts(question, before.passages, models=pipeline.models)
     signals = turn_kind.turn_signals(
-        run.question, run.conversation, ranked, verdict=verdict, as_asked=as_asked, missing=lacking
+        run.question,
+        run.conversation,
+        ranked,
+        verdict=verdict,
+        as_asked=as_asked,
+        missing=lacking,
+        models=pipeline.models,
     )
     decided = turn_kind.classify_turn(
-        signals, turn_kind.load_turn_model(kinds.learned_model), refers=turns.leaves_open(run.conversation)
+        signals, pipeline.models.turn_kind, refers=turns.leaves_open(run.conversation)
     )
     run = replace(run, turn_kind=decided)
     # "the fast food chain" over passages about four chains is a choice only the asker can make,
     # whatever the model makes of the signals (which see no such reference in a first turn's style).
-    ambiguous = turns.ambiguous_reference(run.question, run.conversation, ranked)
+    ambiguous = turns.ambiguous_reference(run.question, run.conversation, ranked, models=pipeline.models)
     if decided.clarifies:
-        clarify = ambiguous or turns.clarifying_question(run.question, run.conversation, ranked)
+        clarify = ambiguous or turns.clarifying_question(
+            run.question, run.conversation, ranked, models=pipeline.models
+        )
         return _clarified(run, clarify, documents, learned=decided.reason)
     if ambiguous is not None:
         # The trace shows what decided: the rule, and what the model alone would have done.
@@ -333,8 +345,8 @@ def _learned_turn(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[ScoredP
         )
         return _clarified(replace(run, turn_kind=overruled), ambiguous, documents)
     if decided.kind == UNANSWERABLE:
-        answer = turns.learned_refusal(verdict, decided.reason, documents)
-        refused = replace(run.trust, confidence=refusal_confidence(verdict))
+        answer = turns.learned_refusal(verdict, decided.reason, documents, pipeline.models)
+        refused = replace(run.trust, confidence=refusal_confidence(verdict, pipeline.models))
         step = AnsweringStep(outcome="refused", note=answer.note)
         return replace(run, trust=refused, answering=step, answer=answer)
     missing = _missing(question, verdict, before.passages, kinds, lacking)
@@ -356,11 +368,13 @@ def _doubted_reading(
     kinds = pipeline.config.turns
     if kinds is None or not kinds.clarify or pipeline.config.trust is None:
         return None
-    lacking = turns.missing_parts(run.standalone or run.question, passages)
+    lacking = turns.missing_parts(run.standalone or run.question, passages, models=pipeline.models)
     doubted = turns.doubted_reference(run.conversation, lacking)
     if doubted is None:
         return None
-    as_asked = answerability_judge(pipeline.config.trust, pipeline.llm).judge(run.question, ranked)
+    as_asked = answerability_judge(pipeline.config.trust, pipeline.llm, pipeline.models).judge(
+        run.question, ranked
+    )
     return doubted if as_asked.should_answer else None
 
 
@@ -434,8 +448,10 @@ def _answered(
             # A rule's partial verdict caps the whole question's p(answerable) at 0.05, which the
             # answer check read as "unanswerable" and refused every such answer ("How many staff ...
             # and how many cruise ships ...?"): the answer is checked against its own part's verdict.
-            verdict = answerability_judge(trust, pipeline.llm).judge(covered, ranked)
-        after = after_generation(covered, answer, verdict, config=trust, embedder=pipeline.embedder)
+            verdict = answerability_judge(trust, pipeline.llm, pipeline.models).judge(covered, ranked)
+        after = after_generation(
+            covered, answer, verdict, config=trust, embedder=pipeline.embedder, models=pipeline.models
+        )
         run = run.timed(answer_check=time.perf_counter() - clock)
         run = replace(run, trust=replace(run.trust, answer_check=after.check, confidence=after.confidence))
         guessed = _doubted_guess(pipeline, run, after.check, after.answer, ranked)
@@ -472,7 +488,7 @@ def _doubted_guess(
         or not turn.resolved
     ):
         return None
-    clarify = turns.clarifying_question(run.question, turn, ranked)
+    clarify = turns.clarifying_question(run.question, turn, ranked, models=pipeline.models)
     why = f"the answer check doubts the answer to the turn as read ({check.reason})"
     if run.turn_kind is not None:
         # The trace shows what decided: the check after the answer, over the model's "answer".

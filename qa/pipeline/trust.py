@@ -5,14 +5,14 @@ the answer check and confidence after it.
 generation may read; ``after_generation`` refuses an answer that does not
 address the question and attaches the answer's calibrated confidence. The
 runner calls both; bench/answerability.py calls the same functions, so what
-it measures is what runs.
+it measures is what runs. The models come in as ``models`` (the ``Pipeline``'s, built by the
+factory; None: ``default_models()``, the shipped files).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
-from functools import lru_cache
 from typing import Literal
 
 from qa.pipeline.answerability import (
@@ -22,6 +22,7 @@ from qa.pipeline.answerability import (
     SignalAnswerability,
 )
 from qa.pipeline.confidence import AnswerCheck, Confidence, TrustModels
+from qa.pipeline.model_parts import PipelineModels, default_models
 from qa.pipeline.protocols import LLM, Embedder
 from qa.pipeline.questions import analyse_question
 from qa.pipeline.relevance import ContextJudgement, answer_relevance, judge_context, relevant_passages
@@ -71,18 +72,10 @@ class AfterGeneration:
         }
 
 
-@lru_cache(maxsize=1)
-def trust_models() -> TrustModels:
-    return TrustModels()
-
-
-@lru_cache(maxsize=4)
-def _signal_judge(threshold: float | None) -> SignalAnswerability:
-    return SignalAnswerability(threshold=threshold)
-
-
-def answerability_judge(config: TrustConfig, llm: LLM | None) -> SignalAnswerability | LLMAnswerability:
-    signals = _signal_judge(config.answerability_threshold)
+def answerability_judge(
+    config: TrustConfig, llm: LLM | None, models: PipelineModels | None = None
+) -> SignalAnswerability | LLMAnswerability:
+    signals = SignalAnswerability(threshold=config.answerability_threshold, models=models)
     if config.answerability == "llm" and llm is not None:
         return LLMAnswerability(llm, fallback=signals)
     return signals
@@ -95,23 +88,26 @@ def before_generation(
     *,
     config: TrustConfig,
     llm: LLM | None = None,
+    models: PipelineModels | None = None,
 ) -> BeforeGeneration:
-    verdict = answerability_judge(config, llm).judge(question, ranked)
+    verdict = answerability_judge(config, llm, models).judge(question, ranked)
     head = tuple(ranked[:answer_passages])
     context = judge_context(question, head)
     passages = relevant_passages(head, context) if config.filter_context else head
     return BeforeGeneration(verdict, context, passages)
 
 
-def refusal_confidence(verdict: AnswerabilityVerdict) -> Confidence:
+def refusal_confidence(verdict: AnswerabilityVerdict, models: PipelineModels | None = None) -> Confidence:
     """That refusing before generation is right; not applicable for a question too vague to judge."""
     if verdict.kind == UNDERSPECIFIED:
         return TrustModels.not_applicable("the question was not judged against the corpus")
-    return trust_models().of_refusal(verdict.probability, by_rule=verdict.by_rule)
+    return (models or default_models()).trust.of_refusal(verdict.probability, by_rule=verdict.by_rule)
 
 
-def refusal_for(verdict: AnswerabilityVerdict, documents: Sequence[str]) -> Answer:
-    confidence = refusal_confidence(verdict)
+def refusal_for(
+    verdict: AnswerabilityVerdict, documents: Sequence[str], models: PipelineModels | None = None
+) -> Answer:
+    confidence = refusal_confidence(verdict, models)
     note = f"Refused ({verdict.kind}): {verdict.reason}."
     if confidence.probability is None:
         note += " Confidence: not applicable (the question was not judged against the corpus)."
@@ -125,24 +121,25 @@ def after_generation(
     *,
     config: TrustConfig,
     embedder: Embedder,
+    models: PipelineModels | None = None,
 ) -> AfterGeneration:
     """Refuse an answer that does not address the question (or, where ``config.check_answer`` is off,
     mark it doubted); give every answer its confidence."""
-    models = trust_models()
+    models = models or default_models()
     if answer.refused:
-        confidence = refusal_confidence(verdict)
+        confidence = refusal_confidence(verdict, models)
         return AfterGeneration(replace(answer, confidence=confidence.probability), None, confidence)
     analysis = analyse_question(question)
-    relevance = answer_relevance(question, answer.sentences, embedder, analysis=analysis)
-    check = models.check_answer(verdict.probability, relevance, overview=analysis.overview)
+    relevance = answer_relevance(question, answer.sentences, embedder, analysis=analysis, models=models)
+    check = models.trust.check_answer(verdict.probability, relevance, overview=analysis.overview)
     if config.check_answer and not check.addresses_question:
-        confidence = models.of_refusal(check.probability)
+        confidence = models.trust.of_refusal(check.probability)
         refused = Answer.refusal(
             f"Refused: {check.reason}.", answer.retrieved_documents, confidence=confidence.probability
         )
         return AfterGeneration(refused, check, confidence)
     signals = asdict(verdict.signals) if verdict.signals is not None else None
-    confidence = models.of_answer(check, [s.support for s in answer.sentences], signals)
+    confidence = models.trust.of_answer(check, [s.support for s in answer.sentences], signals)
     if not check.addresses_question:
         answer = doubted(answer, check.reason)
     return AfterGeneration(replace(answer, confidence=confidence.probability), check, confidence)

@@ -24,7 +24,6 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -39,6 +38,8 @@ from qa.pipeline.answerability import (
 )
 from qa.pipeline.conversation import Rewrite, rewrite
 from qa.pipeline.lexicon import THIRD_PERSON_PRONOUNS, alternation
+from qa.pipeline.model_parts import PipelineModels, default_models
+from qa.pipeline.protocols import TurnKindClassifier
 from qa.pipeline.questions import analyse_question, names_too_little
 from qa.pipeline.text import STOPWORDS, stem, words
 from qa.pipeline.types import ScoredPassage
@@ -107,12 +108,13 @@ def turn_signals(
     verdict: AnswerabilityVerdict | None = None,
     as_asked: AnswerabilityVerdict | None = None,
     missing: Sequence[str] = (),
+    models: PipelineModels | None = None,
 ) -> TurnSignals:
     """``question`` as asked; ``conversation`` its rewrite (None: a first turn); ``ranked`` the
     passages retrieved for the rewrite, best first; ``verdict`` answerability's for the rewrite and
     ``as_asked`` for the turn as asked (None: not judged; the same verdict when the rewrite changed
     nothing); ``missing`` the rewrite's focus words no top passage holds."""
-    turn = conversation if conversation is not None else rewrite(question, ())
+    turn = conversation if conversation is not None else rewrite(question, (), models=models)
     analysis = analyse_question(turn.question)
     head = list(ranked[:top])
     options = 0
@@ -408,8 +410,8 @@ class TurnKindModel:
         return ANSWERABLE
 
 
-@lru_cache(maxsize=4)
-def load_turn_model(path: Path | str = MODEL_PATH) -> TurnKindModel:
+def load_turn_model(path: Path | str | None = MODEL_PATH) -> TurnKindModel:
+    """The model in ``path`` (None or empty: the shipped file); the factory calls this once."""
     with Path(path or MODEL_PATH).open(encoding="utf-8") as handle:
         return TurnKindModel.from_json(json.load(handle))
 
@@ -433,7 +435,7 @@ class TurnKindVerdict:
 
 
 def classify_turn(
-    signals: TurnSignals, model: TurnKindModel | None = None, *, refers: bool = True
+    signals: TurnSignals, model: TurnKindClassifier | None = None, *, refers: bool = True
 ) -> TurnKindVerdict:
     """Ask back when the question is vague (a rule: nothing to search for) or the model says so;
     refuse or answer as it says otherwise. Clarifying comes first: a turn that points at nothing
@@ -442,8 +444,9 @@ def classify_turn(
     ``refers``: whether the turn holds a reference the reader must fill in (a pronoun or a
     demonstrative read from the conversation, a "the X" nothing named). A turn without one names
     its own subject ("What do you mean by binary options?"), so there is no "which one?" to ask,
-    whatever the model's probability: it is refused or answered as the model's other kinds say."""
-    model = model or load_turn_model()
+    whatever the model's probability: it is refused or answered as the model's other kinds say.
+    ``model``: the pipeline's (None: ``default_models().turn_kind``)."""
+    model = model or default_models().turn_kind
     row = model.kinds.probabilities(signals.vector(model.kinds.names))[0]
     by_kind = dict(zip(model.kinds.kinds, (float(v) for v in row), strict=True))
     probabilities = tuple(by_kind.get(kind, 0.0) for kind in ANSWER_KINDS)

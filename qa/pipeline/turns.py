@@ -24,9 +24,9 @@ from dataclasses import dataclass
 
 from qa.pipeline import lexicon
 from qa.pipeline.conversation import Rewrite, rewrite
-from qa.pipeline.entities import entity_tagger, part_of_speech_tagger
+from qa.pipeline.model_parts import PipelineModels, default_models
+from qa.pipeline.protocols import EntityTagger, PartOfSpeechTagger
 from qa.pipeline.text import META_WORDS, STOPWORDS, content_words, stem, words
-from qa.pipeline.trust import trust_models
 from qa.pipeline.turn_kind import (  # noqa: F401 - names_missing and only_the_reading are used through turns
     named_of_kind,
     names_missing,
@@ -89,14 +89,18 @@ def leaves_open(conversation: Rewrite | None) -> bool:
 
 
 def ambiguous_reference(
-    question: str, conversation: Rewrite | None, ranked: Sequence[ScoredPassage]
+    question: str,
+    conversation: Rewrite | None,
+    ranked: Sequence[ScoredPassage],
+    *,
+    models: PipelineModels | None = None,
 ) -> Clarification | None:
     """A clarifying question when the turn asks about "the <kind>" that nothing pins down
     (``Rewrite.open_references``: "the fast food chain") and the passages describe several things
     of that kind (Jack in the Box, Chipotle Mexican Grill, In-N-Out Burger): which one is a choice
     only the asker can make. None when the documents describe one or none (then the reference is
     as good as named, or answerability judges the turn). Heuristic."""
-    turn = conversation if conversation is not None else rewrite(question, ())
+    turn = conversation if conversation is not None else rewrite(question, (), models=models)
     for about in turn.open_references:
         noun = words(about)[-1]
         options = things_of_kind(noun, ranked, question)
@@ -185,9 +189,10 @@ def clarification(
     *,
     top: int = 8,
     min_options: int = 2,
+    models: PipelineModels | None = None,
 ) -> Clarification | None:
     """A clarifying question when the turn cannot be searched as asked, else None."""
-    turn = conversation if conversation is not None else rewrite(question, ())
+    turn = conversation if conversation is not None else rewrite(question, (), models=models)
     # "this library" over documents that describe one library is as good as named: answered.
     # Over several it is a choice, and over none the search has nothing to go on: asked back.
     about = turn.unresolved[0] if turn.unresolved else ""
@@ -217,15 +222,19 @@ def clarification(
 
 
 def clarifying_question(
-    question: str, conversation: Rewrite | None, ranked: Sequence[ScoredPassage]
+    question: str,
+    conversation: Rewrite | None,
+    ranked: Sequence[ScoredPassage],
+    *,
+    models: PipelineModels | None = None,
 ) -> Clarification:
     """The clarifying question for a turn already judged underspecified (by the turn-kind model):
     the rules' question when they find the reference, else one about the conversation's subject
     ("Do you mean facilitated diffusion, or something else?"), else a request for more."""
-    found = clarification(question, conversation, ranked, min_options=2)
+    found = clarification(question, conversation, ranked, min_options=2, models=models)
     if found is not None:
         return found
-    turn = conversation if conversation is not None else rewrite(question, ())
+    turn = conversation if conversation is not None else rewrite(question, (), models=models)
     if turn.resolved:
         said, meant = turn.resolved[0]
         return Clarification(f"By '{said}', do you mean {meant}, or something else?", said, (meant,))
@@ -331,15 +340,18 @@ def clarifying_answer(clarify: Clarification, documents: Sequence[str], *, learn
 # --- partial answers ----------------------------------------------------------------------
 
 
-def missing_parts(question: str, ranked: Sequence[ScoredPassage], *, top: int = 3) -> tuple[str, ...]:
-    """The question's focus words that none of the top passages contains (as asked, not stemmed)."""
+def missing_parts(
+    question: str, ranked: Sequence[ScoredPassage], *, top: int = 3, models: PipelineModels | None = None
+) -> tuple[str, ...]:
+    """The question's focus words that none of the top passages contains (as asked, not stemmed);
+    ``models`` gives the part-of-speech tagger (None: ``default_models()``)."""
     bag = _passage_words(ranked[:top])
     shortened = _named_by_initials(
         question, " ".join(f"{hit.passage.document_title} {hit.passage.text}" for hit in ranked[:top])
     )
     measured = _measures_named(question, bag)
     missing = []
-    actions = _verbs_and_adverbs(question)
+    actions = _verbs_and_adverbs(question, (models or default_models()).parts_of_speech)
     for word in words(question):
         if word in STOPWORDS or word in META_WORDS or len(word) < 4 or word[0].isdigit():
             continue
@@ -365,7 +377,12 @@ def _passage_words(ranked: Sequence[ScoredPassage]) -> set[str]:
 
 
 def names_lacking(
-    question: str, lacking: Sequence[str], ranked: Sequence[ScoredPassage], *, top: int = 3
+    question: str,
+    lacking: Sequence[str],
+    ranked: Sequence[ScoredPassage],
+    *,
+    top: int = 3,
+    models: PipelineModels | None = None,
 ) -> tuple[str, ...]:
     """The names the question writes that the top passages lack (``names_missing`` of ``lacking``,
     ``missing_parts`` of these passages), less the places of a question that crosses borders over
@@ -374,7 +391,7 @@ def names_lacking(
     names = names_missing(question, lacking)
     if not names:
         return ()
-    crossed = _places_crossed(question, _passage_words(ranked[:top]))
+    crossed = _places_crossed(question, _passage_words(ranked[:top]), (models or default_models()).entities)
     return tuple(name for name in names if name.lower() not in crossed)
 
 
@@ -384,7 +401,7 @@ _PLACES = frozenset({"GPE", "LOC"})  # countries, cities, regions
 _PEOPLES = frozenset({"NORP"})  # "Australian", "Canadian"
 
 
-def _places_crossed(question: str, bag: set[str]) -> frozenset[str]:
+def _places_crossed(question: str, bag: set[str], tag: EntityTagger | None) -> frozenset[str]:
     """The words of the places a question names when it names two or more, a country among them
     (an account in one, a person in another), over passages that speak of the international case
     ("an international bank wire is the cheapest option"): the places say that the question crosses
@@ -397,7 +414,6 @@ def _places_crossed(question: str, bag: set[str]) -> frozenset[str]:
     Only the names gate reads this: a partial answer still names the places the passages lack
     (CLAPNQ-dev's "compare ... audit committee in nigeria and united states" is answered in part,
     saying the sources do not cover 'nigeria', 'united')."""
-    tag = entity_tagger()
     if tag is None or not bag & _ACROSS_BORDERS:
         return frozenset()
     named = {(text, label) for text, label in tag(question) if label in _PLACES | _PEOPLES}
@@ -451,11 +467,10 @@ def _names_in(run: Sequence[str]) -> Iterator[tuple[str, list[str]]]:
                 yield "".join(w[0] for w in name if w[0].isupper()), name
 
 
-def _verbs_and_adverbs(question: str) -> frozenset[str]:
+def _verbs_and_adverbs(question: str, tagger: PartOfSpeechTagger | None) -> frozenset[str]:
     """The question's words tagged as verbs or adverbs ("feel", "seeing", "check", "everywhere"):
     what the asker does or how, never a thing a source must name for the question to be answered.
     Empty when no tagger is installed."""
-    tagger = part_of_speech_tagger()
     if tagger is None:
         return frozenset()
     found = set()
@@ -534,24 +549,30 @@ def partial_answer(answer: Answer, missing: Sequence[str]) -> Answer:
     )
 
 
-def refusal_for_missing(verdict, missing: Sequence[str], documents: Sequence[str]) -> Answer:
+def refusal_for_missing(
+    verdict, missing: Sequence[str], documents: Sequence[str], models: PipelineModels | None = None
+) -> Answer:
     """A refusal because the passages lack much of what the question asks about (heuristic)."""
     named = ", ".join(f"'{m}'" for m in missing)
     return Answer.refusal(
         f"Refused (heuristic): the passages mention none of {named}, and answerability was "
         f"only {verdict.probability:.2f}.",
         documents,
-        confidence=trust_models().of_refusal(verdict.probability).probability,
+        confidence=(models or default_models()).trust.of_refusal(verdict.probability).probability,
         kind="unanswerable",
     )
 
 
-def learned_refusal(verdict, reason: str, documents: Sequence[str]) -> Answer:
+def learned_refusal(
+    verdict, reason: str, documents: Sequence[str], models: PipelineModels | None = None
+) -> Answer:
     """A refusal the turn-kind model decided (heuristic signals, learned on MTRAG-UN train)."""
     return Answer.refusal(
         f"Refused (learned turn-kind model, heuristic signals): {reason}; answerability "
         f"{verdict.probability:.2f} ({verdict.reason}).",
         documents,
-        confidence=trust_models().of_refusal(verdict.probability, by_rule=verdict.by_rule).probability,
+        confidence=(models or default_models())
+        .trust.of_refusal(verdict.probability, by_rule=verdict.by_rule)
+        .probability,
         kind="unanswerable",
     )

@@ -100,8 +100,8 @@ def _plan_claimed(
         llm = clients.get_llm_or_none()
         if history is None:
             history = stage_jobs._conversation_history(question)
-        rewritten = runner.rewrite_question(question.text, history, llm=llm)
-        plan = plan_question(rewritten.question, llm=llm)
+        rewritten = runner.rewrite_question(question.text, history, llm=llm, models=clients.pipeline_models())
+        plan = plan_question(rewritten.question, llm=llm, models=clients.pipeline_models())
     except clients.ConfigurationError as exc:
         stage_jobs._fail(question, run.failed("retrieval", str(exc)))
         return None

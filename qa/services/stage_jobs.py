@@ -251,7 +251,7 @@ def _retrieve_claimed(
         started = time.perf_counter()
         if not pipeline.config.rewrite:  # the flows without the rewrite search a follow-up as asked
             history = ()
-        rewritten = runner.rewrite_question(question.text, history, llm=pipeline.llm)
+        rewritten = runner.rewrite_question(question.text, history, llm=pipeline.llm, models=pipeline.models)
         standalone = rewritten.question
         conversation = rewritten if history else None
         run = replace(run, standalone=standalone, conversation=conversation).timed(

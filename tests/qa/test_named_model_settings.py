@@ -108,3 +108,36 @@ def test_qa_llm_threads_reaches_the_local_llm(settings, monkeypatch, tmp_path, t
         clients.get_llm_or_none.cache_clear()
     params = FakeServer.instances[0].params
     assert params.cpuparams.n_threads == params.cpuparams_batch.n_threads == (expected or -1)
+
+
+def test_the_reader_weights_setting_reaches_the_stages_through_the_sites_models(settings, tmp_path):
+    # The pipeline reads no environment: QA_READER_WEIGHTS reaches the answerability judge only
+    # through qa.clients' models, so a file that is not there fails the first judged question
+    # with the setting named, not a later one and not silently with the shipped reader.
+    from qa.pipeline.embedding import HashingEmbedder, ModelNotAvailable
+    from qa.pipeline.factory import ModelClients, build_pipeline
+    from qa.pipeline.memory_index import InMemoryCorpusIndex
+    from qa.pipeline.presets import get_preset
+    from qa.pipeline.runner import answer_question
+    from tests.qa.pipeline.test_run import DOCS, REFORMS
+
+    missing = tmp_path / "no-reader.safetensors"
+    settings.QA_READER_WEIGHTS = str(missing)
+    clients.pipeline_models.cache_clear()
+    try:
+        site = ModelClients(embedder=HashingEmbedder(), models=clients.pipeline_models())
+        index = InMemoryCorpusIndex(DOCS, HashingEmbedder(), chunk_size=3, chunk_overlap=1)
+        pipeline = build_pipeline(get_preset("default"), index=index, clients=site)
+        with pytest.raises(ModelNotAvailable, match="QA_READER_WEIGHTS") as raised:
+            answer_question(REFORMS, pipeline=pipeline)
+        assert str(missing) in str(raised.value)
+        # Without the setting the shipped reader reads, and the same question is answered.
+        settings.QA_READER_WEIGHTS = ""
+        clients.pipeline_models.cache_clear()
+        site = ModelClients(embedder=HashingEmbedder(), models=clients.pipeline_models())
+        run = answer_question(
+            REFORMS, pipeline=build_pipeline(get_preset("default"), index=index, clients=site)
+        )
+        assert run.trust.answerability.signals.reader_answerable > 0.0
+    finally:
+        clients.pipeline_models.cache_clear()

@@ -11,14 +11,8 @@ import pytest
 
 from qa.pipeline.answerability import SignalAnswerability, load_model
 from qa.pipeline.embedding import ModelNotAvailable
-from qa.pipeline.reader import (
-    READER_SETTING,
-    THREADS_SETTING,
-    PassageReader,
-    load_reader,
-    reader_threads,
-    reader_weights,
-)
+from qa.pipeline.model_parts import build_models
+from qa.pipeline.reader import DEFAULT_THREADS, PassageReader
 
 BRIDGE_TITLE = "The Old Harbour Bridge"
 BRIDGE = [
@@ -33,7 +27,7 @@ UNSTATED = "how many vehicles cross the old harbour bridge each day"
 
 @pytest.fixture(scope="module")
 def reader() -> PassageReader:
-    return load_reader()
+    return PassageReader()
 
 
 def test_a_passage_that_states_the_answer_reads_as_more_answerable_than_one_that_does_not(reader):
@@ -57,12 +51,11 @@ def test_the_answerability_model_reads_the_top_passage(reader):
     assert judge.reader is not None
 
 
-def test_a_missing_weights_file_is_an_error_naming_the_setting(monkeypatch, tmp_path):
+def test_a_missing_weights_file_is_an_error_naming_the_setting(tmp_path):
     missing = tmp_path / "no-reader.safetensors"
-    monkeypatch.setenv(READER_SETTING, str(missing))
-    assert reader_weights() == missing
+    reader = build_models(reader_weights=missing).reader  # as a site builds it from QA_READER_WEIGHTS
     with pytest.raises(ModelNotAvailable) as raised:
-        load_reader()
+        reader.read(QUESTION, [(BRIDGE_TITLE, BRIDGE)])
     assert "QA_READER_WEIGHTS" in str(raised.value)
     assert str(missing) in str(raised.value)
 
@@ -90,11 +83,9 @@ def test_a_read_runs_on_its_own_thread_count_and_leaves_the_process_setting_as_i
         torch.set_num_threads(before)
 
 
-def test_the_thread_setting_defaults_to_one_and_a_malformed_value_names_it(monkeypatch):
-    monkeypatch.delenv(THREADS_SETTING, raising=False)
-    assert reader_threads() == 1
-    monkeypatch.setenv(THREADS_SETTING, "0")
-    assert reader_threads() == 0
-    monkeypatch.setenv(THREADS_SETTING, "two")
-    with pytest.raises(ValueError, match=THREADS_SETTING):
-        reader_threads()
+def test_the_reader_reads_on_one_thread_unless_the_factory_is_told_otherwise():
+    # QA_READER_THREADS reaches the reader through the factory (qa.clients); a malformed value
+    # stops start-up (tests/test_settings.py).
+    assert DEFAULT_THREADS == 1
+    assert build_models().reader.threads == 1
+    assert build_models(reader_threads=0).reader.threads == 0
