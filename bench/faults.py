@@ -27,7 +27,6 @@ import random
 import re
 import shutil
 import signal
-import socket
 import tempfile
 import threading
 import time
@@ -42,6 +41,7 @@ from bench.cluster import (
     RedisServer,
     WorkerSpec,
     cluster_environment,
+    lease_owner_pid,
     use_broker,
 )
 
@@ -121,12 +121,6 @@ def _load_summary(samples: list[float]) -> dict:
     return {"min": min(samples), "mean": round(sum(samples) / len(samples), 2), "max": max(samples)}
 
 
-def _pid_of(owner: str) -> int | None:
-    host, _, rest = owner.partition(":")
-    pid = rest.partition(":")[0]
-    return int(pid) if host == socket.gethostname() and pid.isdigit() else None
-
-
 class Killer(threading.Thread):
     """SIGKILLs the process holding a random running question's lease, every ``interval`` seconds."""
 
@@ -196,7 +190,7 @@ class Killer(threading.Thread):
             time.sleep(self.random.uniform(0, 0.3))  # somewhere inside the stage
         if not Question.objects.filter(pk=pk, lease_owner=owner).exists():
             return
-        pid = _pid_of(owner)
+        pid = lease_owner_pid(owner)
         if pid is None:
             return
         whole = ""
@@ -242,7 +236,7 @@ class Killer(threading.Thread):
         return {
             pk
             for pk, owner in running.exclude(lease_owner="").values_list("pk", "lease_owner")
-            if (pid := _pid_of(owner)) is not None and self._worker_of(pid) == worker
+            if (pid := lease_owner_pid(owner)) is not None and self._worker_of(pid) == worker
         }
 
     def _restart_later(self, name: str) -> None:
@@ -532,6 +526,11 @@ def run(args) -> None:
     setup_django()
     from django.conf import settings
 
+    if args.ingestion:
+        from bench import fault_ingestion
+
+        fault_ingestion.run(args)
+        return
     corpus, user = _bench_corpus()
     brokers = [b for b in (args.brokers or "filesystem,redis").split(",") if b]
     results = []
