@@ -101,6 +101,12 @@ def main(argv: list[str] | None = None) -> int:
         "(--repeat rounds per broker, default 3; --quick 1)",
     )
     parser.add_argument(
+        "--services",
+        action="store_true",
+        help="faults: restart Redis and kill a web worker mid-request while questions run "
+        "(--repeat rounds, default 3; --quick 1)",
+    )
+    parser.add_argument(
         "--brokers", default="", help="faults, e2e: brokers to run on, of filesystem,redis (default both)"
     )
     parser.add_argument(

@@ -531,6 +531,11 @@ def run(args) -> None:
 
         fault_ingestion.run(args)
         return
+    if args.services:
+        from bench import fault_services
+
+        fault_services.run(args)
+        return
     corpus, user = _bench_corpus()
     brokers = [b for b in (args.brokers or "filesystem,redis").split(",") if b]
     results = []
