@@ -70,8 +70,10 @@ def start_lease_reclaimer(sender=None, **kwargs):
     without any worker timer and 2 with it here answered all). The thread opens a database
     connection per pass and closes it, so a pool process forked meanwhile inherits none it could
     use (psycopg closes only its own process's)."""
-    from groundedqa_site import jobs, recovery
+    from groundedqa_site import jobs, pool_watchdog, recovery
 
+    if pool_watchdog.runs_blocking_pool(sender):
+        pool_watchdog.watch()  # its pool can get stuck on a dead process's lock (pool_watchdog.py)
     node = getattr(sender, "hostname", "") or ""
     recovery.start_worker_reclaimer(queues=jobs.serving_queues(), node=str(node))
 

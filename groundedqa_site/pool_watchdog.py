@@ -17,7 +17,11 @@ asynchronous pool, one pipe per process, and are not affected.
 Which pool process held the lock cannot be told from outside, but its effect
 can: with acks_late and a prefetch of one message per pool process, a message
 handed to the pool is taken by a free process at once, so one that no pool
-process has started for ``stuck_after()`` seconds means the pool is stuck.
+process has started for ``stuck_after()`` seconds, once a pool process has
+died, means the pool is stuck. Only that pool is watched, and only after a
+death: on Redis (the asynchronous pool) two QA workers at load 20 had
+messages wait over 24 s for pool processes still starting, and a watchdog
+without those two conditions ended both (bench faults --services).
 The main process then SIGKILLs its pool processes and exits; the launcher (or
 the Procfile's supervisor) starts the worker again, with a fresh pool, and the
 jobs' leases (groundedqa_site/jobs.py) bring their work back.
@@ -43,6 +47,29 @@ STUCK_EXIT_STATUS = 70
 
 # Request id -> when a check first saw it handed to the pool and not started.
 _waiting_since: dict[str, float] = {}
+# The pool processes the last check saw; whether one of them has died since the worker started.
+_pool_processes: set[int] = set()
+_watching = False
+_lost_a_pool_process = False
+
+
+def runs_blocking_pool(consumer) -> bool:
+    """Whether this worker's pool is billiard's classic one (the file-system broker's), not the
+    asynchronous pool, nor solo or threads."""
+    pool = getattr(getattr(consumer, "pool", None), "_pool", None)
+    return pool is not None and type(pool).__module__ == "billiard.pool" and type(pool).__name__ == "Pool"
+
+
+def watch() -> None:
+    """Start watching this worker's pool, from its main process once it is ready."""
+    global _watching
+    _pool_processes.update(_children(os.getpid()))
+    _watching = True
+    logger.info("pool watchdog on: a stuck pool ends this worker after %.0f s", stuck_after())
+
+
+def watching() -> bool:
+    return _watching
 
 
 def stuck_after() -> float:
@@ -69,13 +96,21 @@ def unstarted_requests() -> set[str]:
 
 def check(now: float | None = None) -> str | None:
     """Note the unstarted requests; the id of one that has waited longer than ``stuck_after()``."""
+    global _lost_a_pool_process
     now = time.monotonic() if now is None else now
+    alive = set(_children(os.getpid()))
+    if _pool_processes - alive:
+        _lost_a_pool_process = True  # the lock it may have held stays held for good
+    _pool_processes.clear()
+    _pool_processes.update(alive)
     waiting = unstarted_requests()
     for request_id in list(_waiting_since):
         if request_id not in waiting:
             del _waiting_since[request_id]
     for request_id in waiting:
         _waiting_since.setdefault(request_id, now)
+    if not _lost_a_pool_process:
+        return None
     overdue = [r for r, since in _waiting_since.items() if now - since > stuck_after()]
     return overdue[0] if overdue else None
 

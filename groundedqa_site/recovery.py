@@ -198,7 +198,7 @@ def _reclaim_forever(queues: frozenset[str], role: str) -> None:
     while True:
         time.sleep(wait)
         try:
-            stuck = pool_watchdog.check()
+            stuck = pool_watchdog.check() if pool_watchdog.watching() else None
             if stuck is not None:
                 pool_watchdog.end_stuck_worker(stuck, role)
             reclaim_expired(queues=queues, process=process_name(), role=role)
