@@ -96,6 +96,18 @@ def main(argv: list[str] | None = None) -> int:
         "of maintenance,beat (default none)",
     )
     parser.add_argument(
+        "--ingestion",
+        action="store_true",
+        help="faults: kill the ingestion and bulk workers mid-document instead of QA workers "
+        "(--repeat rounds per broker, default 3; --quick 1)",
+    )
+    parser.add_argument(
+        "--services",
+        action="store_true",
+        help="faults: restart Redis and kill a web worker mid-request while questions run "
+        "(--repeat rounds, default 3; --quick 1)",
+    )
+    parser.add_argument(
         "--brokers", default="", help="faults, e2e: brokers to run on, of filesystem,redis (default both)"
     )
     parser.add_argument(

@@ -27,6 +27,13 @@ REPO = Path(__file__).resolve().parent.parent
 # --- brokers ------------------------------------------------------------------
 
 
+def lease_owner_pid(owner: str) -> int | None:
+    """The process id in a lease owner token ("host:pid:token"), when the host is this machine."""
+    host, _, rest = owner.partition(":")
+    pid = rest.partition(":")[0]
+    return int(pid) if host == socket.gethostname() and pid.isdigit() else None
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -42,6 +49,11 @@ class RedisServer:
         self.url = f"redis://127.0.0.1:{self.port}/0"
 
     def __enter__(self) -> RedisServer:
+        self.start()
+        return self
+
+    def start(self) -> None:
+        """Start the server on ``port`` (again, after ``stop``: the same port, nothing kept)."""
         if self.binary is None:
             raise FileNotFoundError("redis-server is not installed (Debian: apt-get install redis-server)")
         cmd = [
@@ -60,15 +72,20 @@ class RedisServer:
         while time.monotonic() < deadline:
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
-                    return self
+                    return
             except OSError:
                 time.sleep(0.1)
         self.process.kill()
         raise RuntimeError(f"redis-server did not start on port {self.port}")
 
+    def stop(self) -> None:
+        """Stop the server: with no persistence, every message it held (queued or unacked) is gone."""
+        if self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=10)
+
     def __exit__(self, *exc) -> None:
-        self.process.terminate()
-        self.process.wait(timeout=10)
+        self.stop()
 
 
 @contextmanager

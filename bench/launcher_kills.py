@@ -143,9 +143,16 @@ def one_run(seed: int, questions: int, workdir: Path) -> dict:
             asked.raise_for_status()
             urls.append(asked.json()["status_url"])
             time.sleep(0.5)
-        statuses: dict[str, str] = {}
+        statuses: dict[str, str] = dict.fromkeys(urls, "unknown")
+        poll_errors = 0
         while time.monotonic() - started < ANSWER_WITHIN:
-            statuses = {url: api.get(url).json()["status"] for url in urls}
+            for url in urls:
+                try:
+                    statuses[url] = api.get(url).json()["status"]
+                except httpx.TransportError:
+                    # gunicorn closes an idle keep-alive connection after 2 s, the poll's own
+                    # period: a poll can reuse one the server is closing. The next poll asks again.
+                    poll_errors += 1
             if all(s in ("done", "failed") for s in statuses.values()):
                 break
             time.sleep(2)
@@ -161,6 +168,7 @@ def one_run(seed: int, questions: int, workdir: Path) -> dict:
                 else None
             ),
             kills=kills,
+            poll_errors=poll_errors,
         )
     finally:
         stop_began = time.monotonic()

@@ -67,11 +67,15 @@ def start_lease_reclaimer(sender=None, **kwargs):
     In the worker's main process, once it is ready, not in its pool processes: with a timer in
     each pool process, `make run`'s QA worker stopped taking messages after two of its pool
     processes were killed seconds apart (bench launcher_kills seed 0: 3 runs of 3 stopped; 1 run
-    without any worker timer and 2 with it here answered all). The thread opens a database
+    without any worker timer and 2 with it here answered all; the stop was later traced to a pool
+    process killed holding billiard's job lock, which pool_watchdog.py handles, and the timer stayed
+    here). The thread opens a database
     connection per pass and closes it, so a pool process forked meanwhile inherits none it could
     use (psycopg closes only its own process's)."""
-    from groundedqa_site import jobs, recovery
+    from groundedqa_site import jobs, pool_watchdog, recovery
 
+    if pool_watchdog.runs_blocking_pool(sender):
+        pool_watchdog.watch()  # its pool can get stuck on a dead process's lock (pool_watchdog.py)
     node = getattr(sender, "hostname", "") or ""
     recovery.start_worker_reclaimer(queues=jobs.serving_queues(), node=str(node))
 

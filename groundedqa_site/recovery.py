@@ -39,6 +39,8 @@ from django.core.cache import cache
 from django.db import DatabaseError, connection
 from django.utils import timezone
 
+from groundedqa_site import pool_watchdog
+
 logger = logging.getLogger("groundedqa.jobs")
 
 QA_QUEUES = frozenset({"requeued", "retrieval", "generation", "citation", "verification"})
@@ -196,6 +198,9 @@ def _reclaim_forever(queues: frozenset[str], role: str) -> None:
     while True:
         time.sleep(wait)
         try:
+            stuck = pool_watchdog.check() if pool_watchdog.watching() else None
+            if stuck is not None:
+                pool_watchdog.end_stuck_worker(stuck, role)
             reclaim_expired(queues=queues, process=process_name(), role=role)
         except Exception as exc:  # noqa: BLE001 - this thread is the process's recovery: it must outlive any one failed pass (database restarting, broker down)
             logger.warning("%s: lease reclaim pass failed (%s); trying again", role, exc)

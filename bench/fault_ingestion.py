@@ -1,0 +1,459 @@
+"""Ingestion workers SIGKILLed mid-document, started again, and every document counted.
+
+``python -m bench faults --ingestion [--brokers filesystem,redis] [--repeat N]`` runs
+rounds; tests/documents/test_ingestion_faults.py runs a short one.
+
+A round stages documents on both lanes (uploads on the ``ingestion`` queue, a
+bulk import on ``ingestion-bulk``), then, for each ingestion worker, waits until
+a process of it holds the lease of a document being parsed or embedded, freezes
+the whole worker (SIGSTOP to its process group), checks that the document is
+still in flight under that lease (not made ready a moment before), and SIGKILLs
+the group: the worker dies mid-document, at a point the poll chose, with no race
+between the check and the kill. A worker frozen just after the document turned
+ready is let go (SIGCONT) and caught again. The dead workers are then started
+again and the round waits for every document to end.
+
+Then every document's rows are counted (sentences, sentences with a vector,
+chunks, chunks with a vector, BM25 postings and totals) and compared with a
+clean import of the same files into another corpus, and the corpus's BM25
+document frequencies with the clean corpus's: a document swapped in twice, or
+half of one left behind, shows as a difference. The corpus version must have
+moved once per document (each swap-in moves it once, a rolled-back one not at
+all).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from bench.cluster import Cluster, lease_owner_pid
+
+UPLOAD_WORKER, BULK_WORKER = "ingestion", "bulk"
+IN_FLIGHT = ("parsing", "embedding")
+
+# Sentences of ten words or so with words of their own per document and sentence, so the BM25
+# postings and document frequencies of two documents differ and a duplicate shows in them.
+SENTENCE = "In {lane} file {n} clause {i} the {word} office logged {m} parcels and {k} {word}s of cargo."
+WORDS = ["harbour", "crane", "ledger", "vessel", "freight", "quay", "pilot", "customs", "berth", "tug"]
+
+
+def document_text(lane: str, n: int, sentences: int) -> str:
+    body = " ".join(
+        SENTENCE.format(lane=lane, n=n, i=i, word=WORDS[(n + i) % len(WORDS)], m=100 * n + i, k=i * 7 + n)
+        for i in range(sentences)
+    )
+    return f"{lane.title()} file {n}\n\n{body}"
+
+
+@dataclass
+class DocumentKill:
+    worker: str
+    document: int
+    external_id: str
+    status: str  # parsing or embedding, under the dead worker's lease
+    progress: int
+    owner: str
+    at: float  # monotonic
+    requeued_after: float | None = None  # back in its queue, or already taken by another process
+    ready_after: float | None = None
+
+
+@dataclass
+class IngestionRoundResult:
+    broker: str
+    documents: int = 0
+    ready: int = 0
+    failed: int = 0
+    lost: int = 0  # neither ready nor failed at the end
+    # Documents whose row counts differ from the clean import's, with what differs.
+    mismatched: list[str] = field(default_factory=list)
+    term_stat_differences: int = 0
+    swap_ins: int = 0  # the corpus version's moves: one per document made ready
+    kills: list[DocumentKill] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+    wall_seconds: float = 0.0
+
+    @property
+    def duplicated_swap_ins(self) -> int:
+        return self.swap_ins - self.ready
+
+    def as_dict(self) -> dict:
+        data = asdict(self)
+        data["duplicated_swap_ins"] = self.duplicated_swap_ins
+        return data
+
+
+def worker_pids(cluster: Cluster, name: str) -> tuple[int, set[int]]:
+    """A worker's main process id and the ids of it and every process it forked."""
+    main = cluster.processes[name].pid
+    try:
+        children = Path(f"/proc/{main}/task/{main}/children").read_text().split()
+    except OSError:
+        children = []
+    return main, {main, *map(int, children)}
+
+
+def kill_mid_document(
+    cluster: Cluster,
+    name: str,
+    *,
+    corpus_id: int,
+    timeout: float,
+    feed: Callable[[], bool] | None = None,
+    rng: random.Random | None = None,
+) -> DocumentKill | None:
+    """SIGKILL worker ``name`` (every process of it) while one of its processes parses or embeds a
+    document of the corpus; None if none was caught within ``timeout``.
+
+    ``feed`` is called whenever the worker's lane has nothing queued or in flight; it stages more
+    documents and returns False once it has none left, so a fast machine that finished the
+    first ones still gives the poll a document to catch.
+    """
+    from documents.models import Document
+
+    rng = rng or random.Random(0)
+    lane = Document.objects.filter(corpus_id=corpus_id, bulk=name == BULK_WORKER)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        main, pids = worker_pids(cluster, name)
+        in_flight = [
+            row
+            for row in lane.filter(status__in=IN_FLIGHT)
+            .exclude(lease_owner="")
+            .values_list("pk", "external_id", "lease_owner")
+            if lease_owner_pid(row[2]) in pids
+        ]
+        if not in_flight:
+            if feed is not None and not lane.filter(status__in=["queued", *IN_FLIGHT]).exists():
+                if not feed():
+                    feed = None
+            time.sleep(0.01)
+            continue
+        pk, external_id, owner = rng.choice(in_flight)
+        time.sleep(rng.uniform(0, 0.2))  # somewhere inside the document's parse, encode or swap-in
+        os.killpg(main, signal.SIGSTOP)
+        # Frozen: no process of the worker can move the document on (or commit a swap-in) now.
+        caught = (
+            Document.objects.filter(pk=pk, lease_owner=owner, status__in=IN_FLIGHT)
+            .values_list("status", "progress")
+            .first()
+        )
+        if caught is None:
+            os.killpg(main, signal.SIGCONT)  # it turned ready (or failed) just before: catch another
+            continue
+        cluster.kill_worker(name)
+        return DocumentKill(name, pk, external_id, caught[0], caught[1], owner, time.monotonic())
+    return None
+
+
+def wait_until_ended(corpus_ids: list[int], kills: list[DocumentKill], *, timeout: float) -> None:
+    """Poll every 0.2 s until no document of the corpora is queued or in flight; time each kill's
+    document back in its queue and ready."""
+    from documents.models import Document
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        now = time.monotonic()
+        rows = {
+            pk: (status, owner)
+            for pk, status, owner in Document.objects.filter(pk__in=[k.document for k in kills]).values_list(
+                "pk", "status", "lease_owner"
+            )
+        }
+        for kill in kills:
+            status, owner = rows.get(kill.document, ("gone", ""))
+            if kill.requeued_after is None and (
+                status in ("queued", "ready") or owner not in ("", kill.owner)
+            ):
+                kill.requeued_after = now - kill.at
+            if kill.ready_after is None and status == "ready":
+                kill.ready_after = now - kill.at
+        if not Document.objects.filter(corpus_id__in=corpus_ids, status__in=["queued", *IN_FLIGHT]).exists():
+            return
+        time.sleep(0.2)
+
+
+# --- counting rows -------------------------------------------------------------
+
+COUNTED = ("sentences", "embedded sentences", "chunks", "embedded chunks", "postings", "lexical totals")
+
+
+def row_counts(corpus_id: int) -> dict[str, dict[str, int]]:
+    """Per document (by external id), how many rows of each kind in ``COUNTED`` it has."""
+    from django.db.models import Count
+
+    from documents.models import Chunk, Document, LexicalTotals, Posting, Sentence
+
+    names = dict(Document.objects.filter(corpus_id=corpus_id).values_list("pk", "external_id"))
+    counts = {external_id: dict.fromkeys(COUNTED, 0) for external_id in names.values()}
+
+    def add(kind: str, queryset) -> None:
+        for document_id, n in (
+            queryset.filter(document_id__in=list(names))
+            .values("document_id")
+            .annotate(n=Count("*"))
+            .values_list("document_id", "n")
+        ):
+            counts[names[document_id]][kind] = n
+
+    add("sentences", Sentence.objects.all())
+    add("embedded sentences", Sentence.objects.exclude(embedding=None))
+    add("chunks", Chunk.objects.all())
+    add("embedded chunks", Chunk.objects.exclude(embedding=None))
+    add("postings", Posting.objects.filter(corpus_id=corpus_id))
+    add("lexical totals", LexicalTotals.objects.filter(corpus_id=corpus_id))
+    return counts
+
+
+def term_stats(corpus_id: int) -> set[tuple[int, str, int]]:
+    from documents.models import TermStat
+
+    return set(TermStat.objects.filter(corpus_id=corpus_id).values_list("unit", "term", "df"))
+
+
+def compare_with_clean(corpus_id: int, clean_corpus_id: int) -> tuple[list[str], int]:
+    """(documents whose rows differ from the clean import's, with how; BM25 term statistics that
+    differ)."""
+    faulted, clean = row_counts(corpus_id), row_counts(clean_corpus_id)
+    mismatched = []
+    for external_id in sorted(set(faulted) | set(clean)):
+        got, want = faulted.get(external_id), clean.get(external_id)
+        if got != want:
+            mismatched.append(f"{external_id}: {got} after the faults, {want} in a clean import")
+    return mismatched, len(term_stats(corpus_id) ^ term_stats(clean_corpus_id))
+
+
+def clean_import(corpus, files: dict[str, tuple[bytes, bool]], embedder) -> None:
+    """The same files staged and embedded in this process, one document at a time, no faults."""
+    from documents import services
+    from documents.models import Document
+
+    for filename, (data, _) in files.items():
+        for parsed in services.parse_upload(filename=filename, data=data):
+            submitted = services.document_stage(
+                corpus=corpus, parsed=parsed, filename=filename, enqueue=False
+            )
+            document = Document.objects.get(pk=submitted.document.pk)
+            services.document_embed(
+                document_id=document.pk, expected_hash=document.pending_hash, embedder=embedder
+            )
+
+
+# --- a round ----------------------------------------------------------------------
+
+
+class Stager:
+    """Stages numbered documents on a lane: uploads through ``documents_submit``, bulk ones as a
+    bulk import stages them; remembers every file for the clean import."""
+
+    def __init__(self, corpus, *, sentences: int) -> None:
+        self.corpus, self.sentences = corpus, sentences
+        self.files: dict[str, tuple[bytes, bool]] = {}
+
+    def stage(self, lane: str, count: int) -> None:
+        from documents import services
+
+        bulk = lane == "bulk"
+        for _ in range(count):
+            n = sum(1 for _, is_bulk in self.files.values() if is_bulk == bulk)
+            filename = f"{lane}-{n:03d}.txt"
+            data = document_text(lane, n, self.sentences).encode()
+            self.files[filename] = (data, bulk)
+            if bulk:
+                [parsed] = services.parse_upload(filename=filename, data=data)
+                services.document_stage(corpus=self.corpus, parsed=parsed, filename=filename, bulk=True)
+            else:
+                services.documents_submit(corpus=self.corpus, filename=filename, data=data)
+
+    def feeder(self, lane: str, *, batches: int, size: int) -> Callable[[], bool]:
+        left = [batches]
+
+        def feed() -> bool:
+            if left[0] <= 0:
+                return False
+            left[0] -= 1
+            self.stage(lane, size)
+            return True
+
+        return feed
+
+
+def ingestion_round(
+    *,
+    broker: str,
+    cluster: Cluster,
+    corpus,
+    clean_corpus,
+    embedder,
+    documents_per_lane: int = 10,
+    sentences: int = 40,
+    catch_timeout: float = 120,
+    timeout: float = 300,
+    seed: int = 0,
+) -> IngestionRoundResult:
+    """Stage ``documents_per_lane`` documents on each lane, kill each ingestion worker mid-document,
+    start them again, wait for every document to end, and count (module docstring)."""
+    from documents.models import Corpus, Document
+
+    rng = random.Random(seed)
+    started = time.monotonic()
+    version_before = Corpus.objects.get(pk=corpus.pk).version
+    stager = Stager(corpus, sentences=sentences)
+    stager.stage("upload", documents_per_lane)
+    stager.stage("bulk", documents_per_lane)
+    kills = []
+    for name, lane in ((UPLOAD_WORKER, "upload"), (BULK_WORKER, "bulk")):
+        kill = kill_mid_document(
+            cluster,
+            name,
+            corpus_id=corpus.pk,
+            timeout=catch_timeout,
+            feed=stager.feeder(lane, batches=10, size=max(2, documents_per_lane // 2)),
+            rng=rng,
+        )
+        if kill is not None:
+            kills.append(kill)
+    # Both started at once: their models load side by side instead of one after the other.
+    dead = [name for name in (UPLOAD_WORKER, BULK_WORKER) if name not in cluster.processes]
+    for name in dead:
+        cluster.start(name)
+    for name in dead:
+        cluster.wait_ready(name)
+        cluster.restarts += 1
+    wait_until_ended([corpus.pk], kills, timeout=timeout)
+    result = IngestionRoundResult(broker=broker, kills=kills)
+    result.wall_seconds = time.monotonic() - started
+    rows = list(Document.objects.filter(corpus=corpus).values_list("external_id", "status", "error"))
+    result.documents = len(rows)
+    result.ready = sum(1 for _, status, _ in rows if status == "ready")
+    result.failed = sum(1 for _, status, _ in rows if status == "failed")
+    result.lost = result.documents - result.ready - result.failed
+    result.failures = [f"{external_id}: {error}" for external_id, status, error in rows if status == "failed"]
+    result.swap_ins = Corpus.objects.get(pk=corpus.pk).version - version_before
+    clean_import(clean_corpus, stager.files, embedder)
+    result.mismatched, result.term_stat_differences = compare_with_clean(corpus.pk, clean_corpus.pk)
+    return result
+
+
+# --- python -m bench faults --ingestion --------------------------------------------
+
+
+def _one_round(broker: str, workdir: Path, seed: int, documents_per_lane: int) -> IngestionRoundResult:
+    from django.conf import settings
+    from django.db import connection
+
+    from bench.cluster import RedisServer, WorkerSpec, cluster_environment, use_broker
+    from documents import services
+    from documents.embedding import get_embedder
+    from documents.models import Team
+    from groundedqa_site.broker import folder_options
+
+    team, _ = Team.objects.get_or_create(name="bench-faults")
+    stamp = f"{broker}-{int(time.time())}-{seed}"
+    corpus = services.corpus_create(name=f"ingestion-faults-{stamp}", team=team)
+    clean = services.corpus_create(name=f"ingestion-clean-{stamp}", team=team)
+    # As ``make run``: the upload worker and the bulk worker, one process each, with the
+    # maintenance worker and beat; the site's own leases and intervals.
+    workers = [WorkerSpec(UPLOAD_WORKER, "ingestion", 1), WorkerSpec(BULK_WORKER, "ingestion-bulk", 1)]
+    options = dict(
+        database=connection.settings_dict["NAME"],
+        lease=settings.JOB_LEASE_SECONDS,
+        heartbeat=settings.JOB_HEARTBEAT_SECONDS,
+        reaper=settings.JOB_REAPER_INTERVAL_SECONDS,
+        worker_reclaim=settings.JOB_WORKER_RECLAIM_SECONDS,
+    )
+    round_options = dict(
+        broker=broker,
+        corpus=corpus,
+        clean_corpus=clean,
+        embedder=get_embedder(),
+        documents_per_lane=documents_per_lane,
+        seed=seed,
+        timeout=900,
+    )
+    if broker == "filesystem":
+        folder = workdir / "broker"
+        env = cluster_environment(broker_url="filesystem://", broker_dir=folder, **options)
+        env["INGEST_ENCODE_SENTENCES"] = "80"
+        with use_broker("filesystem://", folder_options(folder), "groundedqa_site.broker:Transport"):
+            with Cluster(workdir, env, workers) as cluster:
+                return ingestion_round(cluster=cluster, **round_options)
+    with RedisServer() as redis, use_broker(redis.url):
+        env = cluster_environment(broker_url=redis.url, broker_dir=None, **options)
+        env["INGEST_ENCODE_SENTENCES"] = "80"
+        with Cluster(workdir, env, workers) as cluster:
+            return ingestion_round(cluster=cluster, **round_options)
+
+
+def run(args) -> None:
+    import shutil
+    import tempfile
+
+    from django.conf import settings
+
+    from bench.common import BENCH_VAR_DIR, log, print_table, write_result
+
+    brokers = [b for b in (args.brokers or "filesystem,redis").split(",") if b]
+    rounds = args.repeat or (1 if args.quick else 3)
+    per_lane = 6 if args.quick else 10
+    results = []
+    for broker in brokers:
+        if broker == "redis" and shutil.which("redis-server") is None:
+            log("redis-server is not installed; the Redis rounds are skipped")
+            continue
+        for seed in range(rounds):
+            BENCH_VAR_DIR.mkdir(parents=True, exist_ok=True)
+            workdir = Path(tempfile.mkdtemp(prefix=f"faults-ingestion-{broker}-", dir=BENCH_VAR_DIR))
+            log(f"{broker} round {seed + 1}: ingestion workers and logs in {workdir}")
+            results.append(_one_round(broker, workdir, seed, per_lane))
+    rows = []
+    for r in results:
+        for kill in r.kills:
+            rows.append(
+                [
+                    r.broker,
+                    r.documents,
+                    r.ready,
+                    r.failed,
+                    r.lost,
+                    r.duplicated_swap_ins,
+                    len(r.mismatched),
+                    r.term_stat_differences,
+                    f"{kill.worker}: {kill.status} {kill.progress} %",
+                    f"{kill.requeued_after:.1f}" if kill.requeued_after is not None else "never",
+                    f"{kill.ready_after:.1f}" if kill.ready_after is not None else "never",
+                ]
+            )
+    print_table(
+        f"Ingestion workers SIGKILLed mid-document and started again (lease {settings.JOB_LEASE_SECONDS} s)",
+        [
+            "broker",
+            "documents",
+            "ready",
+            "failed",
+            "lost",
+            "dup. swap-ins",
+            "docs with rows unlike a clean import",
+            "BM25 stats differing",
+            "kill",
+            "requeued after s",
+            "ready after s",
+        ],
+        rows,
+    )
+    write_result(
+        "faults-ingestion",
+        {
+            "lease_seconds": settings.JOB_LEASE_SECONDS,
+            "reaper_interval_seconds": settings.JOB_REAPER_INTERVAL_SECONDS,
+            "worker_reclaim_seconds": settings.JOB_WORKER_RECLAIM_SECONDS,
+            "rounds": [r.as_dict() for r in results],
+        },
+        quick=args.quick,
+    )
