@@ -107,6 +107,13 @@ class AnswerSentence(models.Model):
     ordinal = models.PositiveIntegerField()
     text = models.TextField()
     support = models.CharField(max_length=16, choices=Support.choices, default=Support.UNSUPPORTED)
+    # qa.pipeline.mismatch: what the sentence says that its citation does not, in plain words ("" when
+    # nothing differs); ``contradicted`` when the citation says otherwise. Blank for answers stored
+    # before the check existed.
+    mismatch = models.TextField(blank=True, default="")
+    contradicted = models.BooleanField(default=False)
+    # qa.pipeline.relation: answers / background / off_question; "" when never judged.
+    relation = models.CharField(max_length=16, blank=True, default="")
 
     class Meta:
         ordering = ["ordinal"]

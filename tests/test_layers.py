@@ -33,6 +33,9 @@ _NAMES_NOT_ENGLISH = {
     ("presets.py", "FLOW_PRESETS"): "preset names",
     ("prompts.py", "_BLOCK_TAGS"): "markup tags of prompts and chat templates",
     ("retrievers.py", "BASE_RETRIEVERS"): "retriever names",
+    ("reply.py", "SENTENCE_LABELS"): "the answer sentence labels the API carries",
+    ("reply.py", "LABEL_WORDS"): "what the answer card writes for each label",
+    ("reply.py", "RELATION_WORDS"): "what the answer card writes for each relation",
     ("run.py", "STAGES"): "stage names",
 }
 

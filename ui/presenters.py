@@ -14,7 +14,7 @@ from qa.pipeline import preset_guide
 from qa.pipeline.answerability import ANSWER_KINDS
 from qa.pipeline.combine import DecompositionStep
 from qa.pipeline.presets import PRESETS
-from qa.pipeline.reply import sentence_label
+from qa.pipeline.reply import RELATION_WORDS, label_words, sentence_label, sentence_relation
 from qa.pipeline.run import Attempt, Candidate, PipelineRun, RetrievalStep, StageRun
 from qa.pipeline.turn_kind import TurnKindVerdict
 from qa.selectors import answer_presentation, question_run
@@ -63,6 +63,17 @@ class SentenceView:
     # The badge (qa.pipeline.reply.sentence_label): "quote", or verification's label for generated
     # text; None when the reply is not shown as an answer.
     label: str | None = None
+    # Beside it, how the sentence bears on the question (qa.pipeline.reply.sentence_relation).
+    relation: str | None = None
+    mismatch: str = ""
+
+    @property
+    def label_words(self) -> str:
+        return label_words(self.label, self.mismatch)
+
+    @property
+    def relation_words(self) -> str:
+        return RELATION_WORDS.get(self.relation or "", "")
 
 
 @dataclass
@@ -107,11 +118,21 @@ def answer_view(answer) -> AnswerView:
     for sentence in answer.sentences.all():
         citations = list(sentence.citations.all())
         label = sentence_label(
-            sentence.support, generator=shown.generator, cited=bool(citations), outcome=shown.reply.outcome
+            sentence.support,
+            generator=shown.generator,
+            cited=bool(citations),
+            outcome=shown.reply.outcome,
+            contradicted=sentence.contradicted,
         )
-        if label in counts:
-            counts[label] += 1
-        view = SentenceView(text=sentence.text, support=sentence.support, label=label)
+        if label in counts or label == "contradicted":
+            counts["unsupported" if label == "contradicted" else label] += 1
+        view = SentenceView(
+            text=sentence.text,
+            support=sentence.support,
+            label=label,
+            relation=sentence_relation(sentence.relation, outcome=shown.reply.outcome),
+            mismatch=sentence.mismatch,
+        )
         for citation in citations:
             key = (citation.document_external_id, citation.label)
             siblings = [c.label for c in citations if c.document_external_id == citation.document_external_id]

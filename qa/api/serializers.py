@@ -10,7 +10,13 @@ from qa import presets
 from qa.models import Answer, AnswerSentence, Citation, Question, TeamPreset
 from qa.pipeline.dates import MAX_SOURCES
 from qa.pipeline.parameters import PARAMETERS, Parameter
-from qa.pipeline.reply import OUTCOMES, sentence_label
+from qa.pipeline.reply import (
+    OUTCOMES,
+    SENTENCE_LABELS,
+    SENTENCE_RELATIONS,
+    sentence_label,
+    sentence_relation,
+)
 from qa.selectors import ORIGINS, AnswerPresentation, answer_presentation
 
 
@@ -154,17 +160,29 @@ class AnswerSentenceSerializer(serializers.ModelSerializer):
         allow_null=True,
         help_text="The badge a reader sees: quote (the sentence is quoted verbatim from its source, so "
         "`support` is true by construction and says nothing about whether it answers the question), "
-        "or, for generated text, supported, partial or unsupported as verification found; null when "
-        "the answer's `outcome` is not answer or partial (no badge: it is not shown as an answer).",
+        "or, for generated text, supported, partial or unsupported as verification found, or "
+        "contradicted when its figures, comparison direction or negation differ from its citation's "
+        "(`mismatch` says how); null when the answer's `outcome` is not answer or partial (no badge: it "
+        "is not shown as an answer).",
+    )
+    relation = serializers.SerializerMethodField(
+        allow_null=True,
+        help_text="How the sentence bears on the question: answers (it answers it), background (related, "
+        "but not the answer) or off_question. Read from the sentence's relevance to the question "
+        "(docs/reply.md says how its thresholds were chosen); null when the answer's `outcome` is not "
+        "answer or partial, for the pipeline's own uncited sentences, and for answers stored before it.",
+    )
+    mismatch = serializers.CharField(
+        read_only=True,
+        help_text='What the sentence says that its citation does not, in plain words ("the claim says '
+        "'ten times', the source says 'three times'\"); empty when nothing differs.",
     )
 
     class Meta:
         model = AnswerSentence
-        fields = ["ordinal", "text", "support", "label", "citations"]
+        fields = ["ordinal", "text", "support", "label", "relation", "mismatch", "citations"]
 
-    @extend_schema_field(
-        serializers.ChoiceField(choices=["quote", "supported", "partial", "unsupported"], allow_null=True)
-    )
+    @extend_schema_field(serializers.ChoiceField(choices=list(SENTENCE_LABELS), allow_null=True))
     def get_label(self, sentence: AnswerSentence) -> str | None:
         shown = presentation(sentence.answer)
         return sentence_label(
@@ -172,7 +190,12 @@ class AnswerSentenceSerializer(serializers.ModelSerializer):
             generator=shown.generator,
             cited=bool(sentence.citations.all()),
             outcome=shown.reply.outcome,
+            contradicted=sentence.contradicted,
         )
+
+    @extend_schema_field(serializers.ChoiceField(choices=list(SENTENCE_RELATIONS), allow_null=True))
+    def get_relation(self, sentence: AnswerSentence) -> str | None:
+        return sentence_relation(sentence.relation, outcome=presentation(sentence.answer).reply.outcome)
 
 
 class AnswerSerializer(serializers.ModelSerializer):

@@ -57,6 +57,7 @@ from qa.pipeline.verification import (
     LLMVerifier,
     VerificationResult,
     Verifier,
+    checked_for_mismatch,
     find_conflicts,
 )
 
@@ -380,9 +381,16 @@ def verify_attempt(
     """An attempt's verification: its finished record and its labelled sentences."""
     clock = time.perf_counter()
     checked = parts.verifier.verify(question, pending.sentences)
+    checked = replace(
+        checked,
+        verdicts=tuple(
+            checked_for_mismatch(v, s.text, " ".join(c.text for c in s.citations)) if s.citations else v
+            for s, v in zip(pending.sentences, checked.verdicts, strict=True)
+        ),
+    )
     seconds = time.perf_counter() - clock
     sentences = tuple(
-        AnswerSentence(s.text, s.citations, v.label)
+        AnswerSentence(s.text, s.citations, v.label, mismatch=v.mismatch, contradicted=v.contradicted)
         for s, v in zip(pending.sentences, checked.verdicts, strict=True)
     )
     accepted = {SUPPORTED, PARTIAL} if parts.config.accept_partial else {SUPPORTED}

@@ -11,7 +11,9 @@ as ``default`` judges its own:
 - ``cite_text``: per sentence of any text, the corpus sentences that support
   it (retrieved at sentence level, aligned by the embedding citer) and the
   lexical verifier's label, or ``no_claim`` for a sentence that asserts
-  nothing checkable;
+  nothing checkable; a sentence whose figures, comparison direction or
+  negation differ from its citation (qa.pipeline.mismatch) is unsupported,
+  its reason saying what differs;
 - ``assess_answer``: ``cite_text`` over an answer plus the whole-answer check
   against the question (``TrustModels.check_answer``).
 """
@@ -90,6 +92,8 @@ def makes_claim(sentence: str) -> bool:
 
 
 def support_risk(verdict: Verdict) -> float:
+    if verdict.contradicted:  # the citation says otherwise: however close the words, the worst risk
+        return 1.0
     matched = [v for v in (verdict.coverage, verdict.similarity) if v is not None]
     strength = min(max(sum(matched) / len(matched), 0.0), 1.0) if matched else 0.0
     return round(_RISK_BAND[verdict.label] + (1 - strength) / 3, 4)

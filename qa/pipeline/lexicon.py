@@ -540,6 +540,74 @@ CHANGE_DIRECTIONS = (
     "shrunk contract contracted contraction",
 )
 
+# The words of figures and comparisons that the mismatch check reads (qa/pipeline/mismatch.py).
+# Sources: the English cardinal number words and multiplicatives (CGEL ch. 5 section 7), the
+# bounding phrases of numeric expressions (Cummins, "The semantics and pragmatics of numerical
+# expressions", 2015: comparative and superlative quantifiers), and the gradable antonym pairs of
+# comparatives (WordNet adjective clusters fast/slow, high/low, large/small, good/bad, early/late,
+# many/few; verb pair increase/decrease). Spelled-out numbers carry their values here, unlike
+# NUMBER_WORDS, which only tells a count question.
+FIGURE_NUMBER_WORDS: dict[str, float] = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14,
+    "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20,
+    "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90,
+    "hundred": 100, "dozen": 12,
+}  # fmt: skip
+# Scale words and their values, "hundred" included (a figure's "3 hundred"); same sources.
+FIGURE_SCALE_WORDS: dict[str, float] = {
+    "hundred": 1e2, "thousand": 1e3, "million": 1e6, "billion": 1e9, "bn": 1e9, "trillion": 1e12,
+}  # fmt: skip
+# English multiplicatives (CGEL ch. 5 section 7) and their factors.
+MULTIPLICATIVES: dict[str, float] = {"twice": 2, "thrice": 3, "double": 2, "triple": 3, "quadruple": 4}
+# The bounding phrases before a figure: lower, upper, approximate (Cummins 2015, above).
+LOWER_BOUNDS = (
+    "at least",
+    "more than",
+    "greater than",
+    "over",
+    "above",
+    "exceeding",
+    "upwards of",
+    "no fewer than",
+    "no less than",
+    "min",
+)
+UPPER_BOUNDS = ("at most", "less than", "fewer than", "under", "below", "up to", "no more than", "max")
+APPROXIMATE_BOUNDS = ("about", "around", "approximately", "roughly", "nearly", "almost", "some", "circa", "~")
+# Comparative words that bound a figure rather than compare two things ("more than 3" is a bound,
+# "more slowly" a direction): removed before comparison directions are read (same sources).
+COMPARATIVE_BOUND_PHRASES = (
+    "more than",
+    "less than",
+    "fewer than",
+    "greater than",
+    "at least",
+    "at most",
+    "no more",
+    "no less",
+    "no fewer",
+)
+# Each scale: the words of one pole, then the other's. "more"/"less" stand for a pole only outside a
+# bound ("more than 3" is a bound) and when no other scale's word follows ("more slowly" is slow).
+COMPARISON_SCALES: tuple[tuple[str, frozenset[str], frozenset[str]], ...] = tuple(
+    (name, frozenset(a.split()), frozenset(b.split()))
+    for name, a, b in (
+        ("speed", "fast faster fastest quick quicker quickest quickly rapid rapidly speedier speedy",
+         "slow slower slowest slowly sluggish"),
+        ("height", "high higher highest", "low lower lowest"),
+        ("size", "large larger largest big bigger biggest", "small smaller smallest little"),
+        ("amount", "more most many greater greatest", "less least fewer fewest"),
+        ("change", "increase increased increases increasing rise rises rose risen rising grow grows grew "
+         "grown growing gain gained gains", "decrease decreased decreases decreasing fall falls fell "
+         "fallen falling decline declined declines declining drop dropped drops dropping shrink shrank "
+         "shrinks reduced reduce reduces"),
+        ("quality", "better best improve improved improves", "worse worst worsen worsened worsens"),
+        ("time", "earlier earliest before sooner", "later latest after"),
+        ("length", "long longer longest", "short shorter shortest"),
+    )
+)  # fmt: skip
+
 # --- Outcomes and claims ----------------------------------------------------------------------
 
 # Each pair: the words of one outcome and of its opposite. Stemmed forms are not enough

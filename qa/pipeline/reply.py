@@ -128,16 +128,57 @@ def decide_reply(answer: Replyable, thresholds: ReplyThresholds = ReplyThreshold
 # The generators whose answer sentences are source sentences quoted verbatim (qa.pipeline.answering):
 # their citations support them by construction, so "supported" would tell the reader nothing.
 QUOTING_GENERATORS: frozenset[str] = frozenset({"extractive", "overlap"})
-SentenceLabel = Literal["quote", "supported", "partial", "unsupported"]
+SentenceLabel = Literal["quote", "supported", "partial", "unsupported", "contradicted"]
+SENTENCE_LABELS: tuple[SentenceLabel, ...] = ("quote", "supported", "partial", "unsupported", "contradicted")
+SentenceRelation = Literal["answers", "background", "off_question"]
+SENTENCE_RELATIONS: tuple[SentenceRelation, ...] = ("answers", "background", "off_question")
+
+# What each badge says, in the words the answer card, the API's help and `ask` use.
+LABEL_WORDS: dict[str, str] = {
+    "quote": "quote",
+    "supported": "supported by its citation",
+    "partial": "partly supported by its citation",
+    "unsupported": "not supported by its citation",
+    "contradicted": "contradicts its citation",
+}
+RELATION_WORDS: dict[str, str] = {
+    "answers": "answers the question",
+    "background": "background",
+    "off_question": "off the question",
+}
 
 
-def sentence_label(support: str, *, generator: str, cited: bool, outcome: str) -> SentenceLabel | None:
+def sentence_label(
+    support: str, *, generator: str, cited: bool, outcome: str, contradicted: bool = False
+) -> SentenceLabel | None:
     """The badge of one answer sentence, None for none: a reply not shown as an answer (low
     confidence, a refusal, a clarifying question) carries no badge a reader could take for "this
     answers you". Otherwise "quote" for a cited sentence a quoting generator took from its source;
-    for generated text, what verification found (supported, partial, unsupported)."""
+    for generated text, what verification found (supported, partial, unsupported), and
+    "contradicted" where its figures, comparison or negation differ from the citation's
+    (qa.pipeline.mismatch)."""
     if outcome not in SHOWN_AS_ANSWER:
         return None
     if generator in QUOTING_GENERATORS and cited:
         return "quote"
+    if contradicted:
+        return "contradicted"
     return support  # type: ignore[return-value]
+
+
+def sentence_relation(relation: str, *, outcome: str) -> SentenceRelation | None:
+    """How the sentence bears on the question (qa.pipeline.relation), None where the reply is not
+    shown as an answer (no "answers the question" under a low-confidence reply) or the sentence was
+    never judged (answers stored before the relation existed, the pipeline's own sentences)."""
+    if outcome not in SHOWN_AS_ANSWER or relation not in SENTENCE_RELATIONS:
+        return None
+    return relation  # type: ignore[return-value]
+
+
+def label_words(label: str | None, mismatch: str = "") -> str:
+    """The badge in plain words: "contradicts its citation: the claim says 'ten times', the source
+    says 'three times'"; "" for no badge."""
+    if not label:
+        return ""
+    words = LABEL_WORDS.get(label, label)
+    return f"{words}: {mismatch}" if mismatch and label in ("contradicted", "unsupported") else words

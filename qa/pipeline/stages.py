@@ -46,6 +46,7 @@ from qa.pipeline.answering import (
 )
 from qa.pipeline.factory import Pipeline
 from qa.pipeline.protocols import LLM
+from qa.pipeline.relation import with_relations
 from qa.pipeline.rerank import top_sentence_similarity
 from qa.pipeline.run import (
     AnsweringProgress,
@@ -462,6 +463,8 @@ def _answered(
         answer = after.answer
     if missing and not answer.refused:
         answer = turns.partial_answer(answer, missing)
+    if pipeline.embedder is not None:
+        answer = with_relations(question, answer, pipeline.embedder)
     return replace(run, answering=step, answer=answer, progress=None)
 
 

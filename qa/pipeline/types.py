@@ -72,6 +72,15 @@ class AnswerSentence:
     text: str
     citations: tuple[SourceSentence, ...]
     support: SupportLabel = UNSUPPORTED
+    # What the sentence says that its citation does not, in plain words (qa.pipeline.mismatch);
+    # "" when nothing differs. ``contradicted``: the citation says otherwise, not merely less.
+    mismatch: str = ""
+    contradicted: bool = False
+    # How the sentence bears on the question (qa.pipeline.relation): "answers", "background",
+    # "off_question"; "" before it is judged (and in runs stored before it was). The score is the
+    # signal it was read from, kept for the trace.
+    relation: str = ""
+    relation_score: float | None = None
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 import numpy as np
@@ -27,6 +27,7 @@ from qa.pipeline.lexicon import (
     NUMBER_SPAN_UNITS,
     alternation,
 )
+from qa.pipeline.mismatch import MismatchCheck, check_claim, stated_values
 from qa.pipeline.prompts import verification_messages
 from qa.pipeline.protocols import LLM, Embedder
 from qa.pipeline.text import (
@@ -68,6 +69,33 @@ class Verdict:
     entailment: float | None = None
     # The exact answer in the sentence, from the reader named by QA_SPAN_READER_MODEL (qa.pipeline.spans).
     span: AnswerSpan | None = None
+    # What the sentence says that its citation does not (qa.pipeline.mismatch), in plain words;
+    # ``contradicted``: the citation says otherwise (another figure, direction or negation).
+    mismatch: str = ""
+    contradicted: bool = False
+
+
+def mismatch_reason(check: MismatchCheck) -> str:
+    what = "contradicts its citation" if check.contradicted else "its citation does not state this"
+    return f"{what}: {check.describe()}"
+
+
+def checked_for_mismatch(verdict: Verdict, text: str, cited: str) -> Verdict:
+    """``verdict`` made unsupported when the sentence's figures, comparison direction or negation
+    differ from its cited text, whatever judged it: overlap and an LLM alike miss "ten times more
+    slowly" against "three times as quickly"."""
+    if verdict.mismatch or not cited.strip():
+        return verdict
+    check = check_claim(text, cited)
+    if not check:
+        return verdict
+    return replace(
+        verdict,
+        label=UNSUPPORTED,
+        reason=mismatch_reason(check),
+        mismatch=check.describe(),
+        contradicted=check.contradicted,
+    )
 
 
 @dataclass(frozen=True)
@@ -134,10 +162,21 @@ class LexicalVerifier:
 
     def _judge(self, text: str, cited: str, title: str, similarity: float | None) -> Verdict:
         share = round(coverage(content_words(text), content_words(f"{cited} {title}")), 4)
-        missing = _missing_numbers(numbers(text), numbers(cited))
+        # Number words count as stated: "3x" is in "three times as quickly".
+        missing = _missing_numbers(numbers(text), numbers(cited) | stated_values(cited))
         if missing:
             shown = ", ".join(f"{n:g}" for n in missing)
             return Verdict(UNSUPPORTED, f"numbers not in the cited text: {shown}", share, similarity)
+        mismatch = check_claim(text, cited)
+        if mismatch:
+            return Verdict(
+                UNSUPPORTED,
+                mismatch_reason(mismatch),
+                share,
+                similarity,
+                mismatch=mismatch.describe(),
+                contradicted=mismatch.contradicted,
+            )
         sim = similarity if similarity is not None else -1.0
         partial = share >= self.partial_coverage or sim >= self.partial_similarity
         pool = set(words(cited)) | set(words(title.replace("_", " ")))

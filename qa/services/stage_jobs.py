@@ -490,7 +490,13 @@ def _store_answer(question: Question, run: PipelineRun) -> Answer | None:
         )
         for ordinal, sentence in enumerate(result.sentences):
             row = AnswerSentence.objects.create(
-                answer=answer, ordinal=ordinal, text=sentence.text, support=sentence.support
+                answer=answer,
+                ordinal=ordinal,
+                text=sentence.text,
+                support=sentence.support,
+                mismatch=sentence.mismatch,
+                contradicted=sentence.contradicted,
+                relation=sentence.relation,
             )
             Citation.objects.bulk_create(
                 Citation(

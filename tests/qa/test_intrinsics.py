@@ -37,6 +37,32 @@ def test_cite_outside_text_supports_a_copied_sentence_and_not_an_invented_one(an
 
 
 @pytest.mark.django_db
+def test_check_answers_and_citations_never_calls_a_claim_supported_that_its_citation_contradicts(
+    analyst, westmere
+):
+    """The words overlap almost entirely; the direction and the figure do not."""
+    checked = post(
+        analyst,
+        westmere,
+        "answer-check",
+        question="How did container traffic at the Port of Westmere change in 2024?",
+        answer="The Port of Westmere handled 4.2 million containers in 2024, a decrease of 6 percent "
+        "over 2023. The authority employed 1,850 staff at the end of the year. "
+        "The authority employed twelve thousand staff at the end of the year.",
+    )
+    assert checked.status_code == 200, checked.content
+    direction, copied, figure = checked.json()["sentences"]
+    assert "increase of 6 percent" in direction["citations"][0]["text"]
+    assert direction["label"] == "unsupported" and direction["risk"] == 1.0
+    assert direction["reason"] == (
+        "contradicts its citation: the claim says 'decrease', the source says 'increase'"
+    )
+    assert copied["label"] == "supported"
+    assert figure["label"] == "unsupported"
+    assert "the claim says 'twelve thousand', the source says '1,850'" in figure["reason"]
+
+
+@pytest.mark.django_db
 def test_cite_refuses_empty_text_and_other_teams_corpora(analyst, westmere):
     empty = post(analyst, westmere, "cite", text="   ")
     assert empty.status_code == 400 and "text" in empty.json()

@@ -18,7 +18,12 @@ from tests.qa.test_api import client_for
 
 PASSWORD = "correct horse battery"  # tests.factories.UserFactory's
 STAFF = "How many staff did the port authority employ?"
-ANSWER_BADGES = ('class="badge supported"', 'class="badge quote"', 'class="badge partial"')
+ANSWER_BADGES = (
+    'class="badge supported"',
+    'class="badge quote"',
+    'class="badge partial"',
+    'class="badge relation answers"',
+)
 
 
 def browser_for(user) -> Client:

@@ -10,7 +10,7 @@ from documents.errors import DomainError
 from documents.management.users import command_user
 from documents.models import Corpus
 from qa import presets, services
-from qa.pipeline.reply import sentence_label
+from qa.pipeline.reply import sentence_label, sentence_relation
 from qa.selectors import answer_presentation
 
 
@@ -79,7 +79,10 @@ def as_json(question) -> dict:
                     generator=shown.generator,
                     cited=bool(sentence.citations.all()),
                     outcome=shown.reply.outcome,
+                    contradicted=sentence.contradicted,
                 ),
+                "relation": sentence_relation(sentence.relation, outcome=shown.reply.outcome),
+                "mismatch": sentence.mismatch,
                 "citations": [
                     {"document": c.document_external_id, "sentence": c.label, "text": c.text}
                     for c in sentence.citations.all()
