@@ -98,3 +98,61 @@ def test_the_readmes_command_for_adding_a_colleague_gives_them_their_teams_corpo
     page = client.get("/corpora/").content.decode()
     assert ours.name in page and theirs.name not in page
     assert client.get("/operations/").status_code == 403  # an analyst, not staff
+
+
+# --- the commands the docs give -----------------------------------------------------------------
+
+MANAGE_COMMAND = re.compile(r"manage\.py ([a-z_]+)")
+BENCH_MODULE = re.compile(r"python -m (bench(?:\.[a-z_0-9]+)*|qa\.[a-z_0-9]+)(?: ([a-z_0-9]+))?")
+BENCH_SCRIPT = re.compile(r"\bbench/([a-z_]+)\.py\b")
+
+
+def _docs_text() -> str:
+    return "\n".join(path.read_text(encoding="utf-8") for path in [README, *DOCS])
+
+
+def test_every_management_command_the_docs_name_exists():
+    from django.core.management import get_commands
+
+    named = set(MANAGE_COMMAND.findall(_docs_text()))
+    assert named, "the docs name no manage.py command: the pattern is broken"
+    assert sorted(named - set(get_commands())) == []
+
+
+def test_every_bench_command_the_docs_give_names_a_module_or_benchmark_that_exists():
+    import importlib.util
+
+    from bench.__main__ import BENCHMARKS
+
+    missing = []
+    for module, word in BENCH_MODULE.findall(_docs_text()):
+        if module == "bench" and word:
+            if word not in BENCHMARKS:
+                missing.append(f"python -m bench {word}")
+        elif importlib.util.find_spec(module) is None:
+            missing.append(f"python -m {module}")
+    for script in set(BENCH_SCRIPT.findall(_docs_text())):
+        if not (REPO / "bench" / f"{script}.py").exists():
+            missing.append(f"bench/{script}.py")
+    assert sorted(set(missing)) == []
+
+
+# The commands of the docs cheap enough to run here in full (seconds, no benchmark data, no model
+# download); the rest are checked above to name something that exists.
+CHEAP_COMMANDS = [
+    ["manage.py", "presets"],
+    ["manage.py", "check"],
+    ["-m", "bench.lexicon_inventory"],
+    ["-m", "bench", "--help"],
+]
+
+
+@pytest.mark.parametrize("command", CHEAP_COMMANDS, ids=" ".join)
+def test_the_cheap_commands_of_the_docs_run(command):
+    import subprocess
+    import sys
+
+    named = f"manage.py {command[1]}" if command[0] == "manage.py" else f"python -m {command[1]}"
+    assert named in _docs_text()
+    result = subprocess.run([sys.executable, *command], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]

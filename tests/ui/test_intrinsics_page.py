@@ -38,6 +38,7 @@ def test_pasting_a_text_shows_each_sentence_with_its_label_and_source(
     page = response.content.decode()
     assert rows(page, "support-row") == ["supported", "unsupported", "no_claim"]
     assert "1 supported · 0 partial · 1 unsupported · 1 no claim" in page
+    assert '<span class="badge neutral">no claim</span>' in page  # the label in words, not "noclaim"
     # The copied sentence cites the report's own sentence, linked to the document viewer.
     [report] = [d for d in demo_documents if d.external_id == "harbor-authority-report"]
     assert re.search(rf'<a href="/documents/{report.pk}/\?highlight=[^"]+#s-\d+">Harbor Authority', page)
