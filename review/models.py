@@ -318,6 +318,10 @@ class Assignment(models.Model):
     )
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     skip_reason = models.TextField(blank=True)
+    # Server-side, so the time per item cannot be faked by a client: when the annotator first opened
+    # the item's page, and when they first submitted an answer to it (a later edit keeps both).
+    opened_at = models.DateTimeField(null=True, blank=True)
+    submitted_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

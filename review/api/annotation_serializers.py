@@ -37,6 +37,21 @@ class AnnotationTaskSerializer(serializers.ModelSerializer):
     assignment_count = serializers.IntegerField(read_only=True, default=None, allow_null=True)
     done_count = serializers.IntegerField(read_only=True, default=None, allow_null=True)
     skipped_count = serializers.IntegerField(read_only=True, default=None, allow_null=True)
+    timed_items = serializers.IntegerField(
+        source="timed_count",
+        read_only=True,
+        default=None,
+        allow_null=True,
+        help_text="Done items whose annotator opened them on the annotate page, so their time is known.",
+    )
+    median_seconds_per_item = serializers.FloatField(
+        source="median_seconds",
+        read_only=True,
+        default=None,
+        allow_null=True,
+        help_text="Median seconds from opening an item's page to first submitting it, over the timed "
+        "items; null when none is timed.",
+    )
 
     class Meta:
         model = AnnotationTask
@@ -50,6 +65,8 @@ class AnnotationTaskSerializer(serializers.ModelSerializer):
             "assignment_count",
             "done_count",
             "skipped_count",
+            "timed_items",
+            "median_seconds_per_item",
             "created_by",
             "created_at",
         ]
@@ -78,11 +95,34 @@ class AssignmentSerializer(serializers.ModelSerializer):
     split = serializers.CharField(source="gold_case.split")
     question = serializers.CharField(source="gold_case.question")
     annotation = serializers.SerializerMethodField()
+    seconds_spent = serializers.SerializerMethodField(
+        help_text="Seconds from first opening the item's page to first submitting it; null if either "
+        "is not recorded."
+    )
 
     class Meta:
         model = Assignment
-        fields = ["id", "task", "case", "case_id", "split", "question", "status", "skip_reason", "annotation"]
+        fields = [
+            "id",
+            "task",
+            "case",
+            "case_id",
+            "split",
+            "question",
+            "status",
+            "skip_reason",
+            "opened_at",
+            "submitted_at",
+            "seconds_spent",
+            "annotation",
+        ]
         read_only_fields = fields
+
+    @extend_schema_field(serializers.FloatField(allow_null=True))
+    def get_seconds_spent(self, assignment):
+        if assignment.opened_at is None or assignment.submitted_at is None:
+            return None
+        return (assignment.submitted_at - assignment.opened_at).total_seconds()
 
     @extend_schema_field(AnnotationSerializer(allow_null=True))
     def get_annotation(self, assignment):

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Case, Count, Q, QuerySet, Value, When
+from django.db.models import Aggregate, Case, Count, F, FloatField, Q, QuerySet, Value, When
+from django.db.models.functions import Extract
 from django.http import Http404
 
 from documents import lexical
@@ -20,8 +21,33 @@ CANDIDATE_SET = (
 )
 
 
+class Median(Aggregate):
+    """PostgreSQL's continuous median; NULLs (untimed items) are left out, as by every aggregate."""
+
+    function = "PERCENTILE_CONT"
+    name = "Median"
+    template = "%(function)s(0.5) WITHIN GROUP (ORDER BY %(expressions)s)"
+    output_field = FloatField()
+
+
+def _seconds_spent(prefix: str = ""):
+    """Seconds from opening an item to first submitting it; NULL unless both were recorded."""
+    return Extract(F(f"{prefix}submitted_at") - F(f"{prefix}opened_at"), "epoch")
+
+
+# Timed: done, with both timestamps (items annotated through the API alone were never opened on a page).
+def _timed(prefix: str = "") -> Q:
+    return Q(
+        **{
+            f"{prefix}status": "done",
+            f"{prefix}opened_at__isnull": False,
+            f"{prefix}submitted_at__isnull": False,
+        }
+    )
+
+
 def tasks_for_user(user) -> QuerySet[AnnotationTask]:
-    """Tasks over the benchmarks of the user's teams, with their progress counted."""
+    """Tasks over the benchmarks of the user's teams, with their progress and timing counted."""
     return (
         AnnotationTask.objects.filter(benchmark__corpus__in=corpora_for_user(user))
         .select_related("benchmark", "benchmark__corpus__team", "created_by")
@@ -29,6 +55,8 @@ def tasks_for_user(user) -> QuerySet[AnnotationTask]:
             assignment_count=Count("assignments", distinct=True),
             done_count=Count("assignments", filter=Q(assignments__status="done"), distinct=True),
             skipped_count=Count("assignments", filter=Q(assignments__status="skipped"), distinct=True),
+            timed_count=Count("assignments", filter=_timed("assignments__"), distinct=True),
+            median_seconds=Median(_seconds_spent("assignments__"), filter=_timed("assignments__")),
         )
         # Meta.ordering is not applied to a grouped query: pages would come in no fixed order.
         .order_by("-created_at", "-pk")
@@ -113,6 +141,20 @@ def task_agreement(task: AnnotationTask) -> TaskAgreement:
             documents.update(split_evidence_key(key)[0] for key in row.evidence)
         candidates[item] = candidate_sentences(task.benchmark.corpus, documents - {""})
     return TaskAgreement(agreement(judgements, candidates, candidate_set=CANDIDATE_SET), annotations)
+
+
+def task_timing(task: AnnotationTask) -> list[dict]:
+    """Per annotator of the task: how many items were timed and the median seconds one took."""
+    rows = (
+        Assignment.objects.filter(_timed(), task=task)
+        .values("annotator__username")
+        .annotate(timed=Count("pk"), median_seconds=Median(_seconds_spent()))
+        .order_by("annotator__username")
+    )
+    return [
+        {"annotator": r["annotator__username"], "timed": r["timed"], "median_seconds": r["median_seconds"]}
+        for r in rows
+    ]
 
 
 def adjudications_of(task: AnnotationTask) -> dict[int, Adjudication]:

@@ -16,6 +16,7 @@ from dataclasses import asdict
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.utils import timezone
 
 from documents import permissions
 from documents.models import Document, Role, Sentence
@@ -212,8 +213,22 @@ def annotation_submit(
         )
         locked.status = Assignment.Status.DONE
         locked.skip_reason = ""
-        locked.save(update_fields=["status", "skip_reason", "updated_at"])
+        # The first submission ends the timed span; editing the answer later is not annotating time.
+        locked.submitted_at = locked.submitted_at or timezone.now()
+        locked.save(update_fields=["status", "skip_reason", "submitted_at", "updated_at"])
     return annotation
+
+
+def assignment_open(*, assignment: Assignment) -> None:
+    """Note when the annotator first opened the item; the time per item runs from here to the first submit.
+
+    A conditional update, so two tabs opening the item at once keep the earlier time. Only a pending
+    item starts its clock: reopening an answered one (from before timing existed) to edit it is not
+    the time it took to annotate.
+    """
+    Assignment.objects.filter(
+        pk=assignment.pk, opened_at__isnull=True, status=Assignment.Status.PENDING
+    ).update(opened_at=timezone.now())
 
 
 def assignment_skip(*, assignment: Assignment, reason: str) -> Assignment:

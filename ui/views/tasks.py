@@ -95,6 +95,7 @@ def task(request, pk: int):
             "agreement": measured.agreement,
             "items": items,
             "disagreements": sum(1 for i in items if i["agreement"].disagreement and not i["adjudicated"]),
+            "timing": annotation_selectors.task_timing(current),
             "can_adjudicate": permissions.has_role(
                 request.user, current.benchmark.corpus.team, Role.REVIEWER
             ),
@@ -194,6 +195,7 @@ def task_annotate(request, pk: int):
             "query": "",
         }
     else:
+        annotation_services.assignment_open(assignment=assignment)
         state = {
             "answerability": "",
             "evidence": [],
