@@ -28,6 +28,11 @@ class AnnotationTaskInput(serializers.Serializer):
         max_length=10000,
         help_text="Only these cases of the benchmark (default: all of them).",
     )
+    prefill = serializers.BooleanField(
+        default=False,
+        help_text="Pre-fill each item with GroundedQA's answer (the answer the case was made from, else the "
+        "latest evaluation run's), marked as its suggestion.",
+    )
 
 
 class AnnotationTaskSerializer(serializers.ModelSerializer):
@@ -61,6 +66,7 @@ class AnnotationTaskSerializer(serializers.ModelSerializer):
             "benchmark",
             "guidelines",
             "overlap",
+            "prefill",
             "annotators",
             "assignment_count",
             "done_count",
@@ -83,6 +89,8 @@ class AnnotationSerializer(serializers.ModelSerializer):
             "opened_documents",
             "reference_answer",
             "question_type",
+            "prefilled",
+            "suggestion",
             "updated_at",
         ]
         read_only_fields = fields
@@ -158,6 +166,11 @@ class AnnotationInput(serializers.Serializer):
         "evidence agreement.",
     )
     question_type = serializers.CharField(allow_blank=True, default="", max_length=50)
+    prefilled = serializers.BooleanField(
+        default=False,
+        help_text="You started from GroundedQA's suggestion (tasks with prefill only); it is stored with "
+        "your answer so agreement with it is reported apart.",
+    )
 
 
 class SkipInput(serializers.Serializer):
@@ -196,6 +209,15 @@ class ItemAgreementSerializer(serializers.Serializer):
     adjudicated = serializers.BooleanField()
 
 
+class SuggestionAgreementSerializer(serializers.Serializer):
+    annotations = serializers.IntegerField(help_text="Annotations that started from GroundedQA's answer.")
+    labels_kept = serializers.FloatField(allow_null=True, help_text="The share that kept its label.")
+    evidence_f1 = serializers.FloatField(
+        allow_null=True, help_text="Mean F1 of the annotator's evidence with GroundedQA's cited sentences."
+    )
+    unchanged = serializers.IntegerField(help_text="Kept both the label and exactly the cited sentences.")
+
+
 class AgreementSerializer(serializers.Serializer):
     task = serializers.IntegerField()
     candidate_set = serializers.CharField(help_text="The sentences evidence agreement counts, per question.")
@@ -213,6 +235,9 @@ class AgreementSerializer(serializers.Serializer):
     evidence_kappa_mean = serializers.FloatField(allow_null=True)
     pairs = PairAgreementSerializer(many=True)
     per_item = ItemAgreementSerializer(many=True)
+    with_suggestion = SuggestionAgreementSerializer(
+        help_text="Pre-filled annotations against GroundedQA's suggestion, apart from the figures above."
+    )
 
 
 class SideBySideSerializer(serializers.Serializer):

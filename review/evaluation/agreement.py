@@ -260,3 +260,32 @@ def agreement(
         candidate_set=candidate_set,
         f1_threshold=f1_threshold,
     )
+
+
+@dataclass(frozen=True)
+class SuggestionAgreement:
+    """How far annotators who started from the system's answer stayed with it.
+
+    Reported apart from the annotators' agreement with each other: an annotator shown a
+    suggestion is anchored by it, so their agreement with it is not independent judgement.
+    """
+
+    annotations: int
+    labels_kept: float | None  # the share that kept the suggested label
+    evidence_f1: float | None  # the mean F1 of the annotator's evidence with the suggested sentences
+    unchanged: int  # kept both the label and exactly the suggested sentences
+
+
+def suggestion_agreement(pairs: Iterable[tuple[Judgement, Judgement]]) -> SuggestionAgreement:
+    """``pairs``: (the annotator's judgement, the suggestion they started from) per pre-filled item."""
+    pairs = list(pairs)
+    kept = [given.label == suggested.label for given, suggested in pairs]
+    return SuggestionAgreement(
+        annotations=len(pairs),
+        labels_kept=sum(kept) / len(kept) if kept else None,
+        evidence_f1=_mean(evidence_f1(given.evidence, suggested.evidence) for given, suggested in pairs),
+        unchanged=sum(
+            given.label == suggested.label and set(given.evidence) == set(suggested.evidence)
+            for given, suggested in pairs
+        ),
+    )

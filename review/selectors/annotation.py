@@ -11,9 +11,24 @@ from django.http import Http404
 from documents import lexical
 from documents.models import Sentence
 from documents.selectors import corpora_for_user
-from review.evaluation.agreement import Agreement, Judgement, agreement
+from qa.models import Answer
+from review.evaluation.agreement import (
+    Agreement,
+    Judgement,
+    SuggestionAgreement,
+    agreement,
+    suggestion_agreement,
+)
 from review.evaluation.types import split_evidence_key
-from review.models import Adjudication, Annotation, AnnotationTask, Assignment, ReviewAssignment
+from review.models import (
+    Adjudication,
+    Annotation,
+    AnnotationTask,
+    Assignment,
+    EvaluationCaseResult,
+    GoldCase,
+    ReviewAssignment,
+)
 
 # Stated beside every agreement figure (API, CSV, pages): what "per candidate sentence" counts.
 CANDIDATE_SET = (
@@ -155,6 +170,75 @@ def task_timing(task: AnnotationTask) -> list[dict]:
         {"annotator": r["annotator__username"], "timed": r["timed"], "median_seconds": r["median_seconds"]}
         for r in rows
     ]
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """GroundedQA's answer to a gold case's question, offered to an annotator as a starting point."""
+
+    answer_id: int
+    answerability: str
+    evidence: tuple[str, ...]  # evidence keys of the cited sentences, in citation order
+    text: str
+    source: str  # where the answer came from, said on the page
+
+    def as_json(self) -> dict:
+        return {
+            "answer": self.answer_id,
+            "answerability": self.answerability,
+            "evidence": list(self.evidence),
+        }
+
+
+def pipeline_suggestion(case: GoldCase) -> Suggestion | None:
+    """The answer the case was made from, else the latest evaluation run's answer to it; None if neither.
+
+    An answer already stored is used rather than asking anew: the page must open at once, and a
+    stored answer is the one analysts or the benchmark's metrics have seen.
+    """
+    answer, source = None, ""
+    if case.source_answer_id:
+        answer, source = Answer.objects.filter(pk=case.source_answer_id).first(), "the reviewed answer"
+    if answer is None:
+        result = (
+            EvaluationCaseResult.objects.filter(gold_case=case, answer__isnull=False)
+            .select_related("answer", "run")
+            .order_by("-run__created_at", "-pk")
+            .first()
+        )
+        if result is not None:
+            answer, source = result.answer, f"evaluation run {result.run_id} ({result.run.preset})"
+    if answer is None:
+        return None
+    keys = dict.fromkeys(
+        f"{c.document_external_id}#{c.label}"
+        for sentence in answer.sentences.order_by("ordinal").prefetch_related("citations")
+        for c in sentence.citations.all()
+    )
+    return Suggestion(
+        answer_id=answer.pk,
+        answerability="unanswerable" if answer.refused else "answerable",
+        evidence=tuple(keys),
+        text="" if answer.refused else answer.text,
+        source=source,
+    )
+
+
+def task_suggestion_agreement(task: AnnotationTask) -> SuggestionAgreement:
+    """How far the task's pre-filled annotations stayed with GroundedQA's suggestion."""
+    pairs = [
+        (
+            Judgement(item="", annotator="", label=row.answerability, evidence=frozenset(row.evidence)),
+            Judgement(
+                item="",
+                annotator="GroundedQA",
+                label=row.suggestion.get("answerability", ""),
+                evidence=frozenset(row.suggestion.get("evidence", ())),
+            ),
+        )
+        for row in task_annotations(task).filter(prefilled=True)
+    ]
+    return suggestion_agreement(pairs)
 
 
 def adjudications_of(task: AnnotationTask) -> dict[int, Adjudication]:

@@ -351,3 +351,97 @@ def test_a_task_with_nothing_timed_says_so(tiny, people):
     task = Assignment.objects.filter(annotator=ann).first().task
     assert "No item is timed yet." in _browser(lead).get(f"/tasks/{task.pk}/").content.decode()
     assert client_for(lead).get(f"/api/annotation-tasks/{task.pk}/").json()["median_seconds_per_item"] is None
+
+
+# ---- pre-filled with GroundedQA's answer --------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_an_item_prefilled_with_the_pipelines_answer_records_it_and_reports_agreement_apart(
+    tiny, corpus, people
+):
+    from tests.review.helpers import STAFF, client_for, make_answer
+
+    lead, ann = people["lead"], people["ann"]
+    port = corpus.documents.get(external_id="port")
+    wrong = sentence(port, "S1")
+    # GroundedQA answered c2 in an evaluation run, citing the wrong sentence; c1 it never answered.
+    answer = make_answer(
+        corpus=corpus, user=lead, question=STAFF, parts=[("It employed 4.2 million.", [wrong])]
+    )
+    c2 = GoldCase.objects.get(benchmark=tiny, case_id="c2")
+    run = EvaluationRun.objects.create(
+        benchmark=tiny, benchmark_version=tiny.version, preset="default", status="done", metrics={}
+    )
+    EvaluationCaseResult.objects.create(run=run, gold_case=c2, gold_revision=c2.revision, answer=answer)
+    created = _browser(lead).post(
+        "/tasks/",
+        {
+            "benchmark": tiny.pk,
+            "name": "suggested",
+            "overlap": 1,
+            "annotators": ann.username,
+            "case_ids": "c1 c2",
+            "prefill": "on",
+        },
+    )
+    assert created.status_code == 302, created.content.decode()[:3000]
+    mine = {a.gold_case.case_id: a for a in Assignment.objects.filter(annotator=ann)}
+    browser = _browser(ann)
+
+    page = browser.get(f"/tasks/assignments/{mine['c2'].pk}/").content.decode()
+    assert "GroundedQA's suggestion" in page and f"evaluation run {run.pk}" in page
+    assert page.count("suggested by GroundedQA") == 1
+    assert f'name="evidence" value="{wrong.pk}" checked' in page  # its citation, pre-selected
+    assert 'value="answerable" data-key="1" checked' in page
+    assert "It employed 4.2 million." in page  # its text as the reference answer
+    assert 'name="prefilled" value="1"' in page
+
+    # The annotator corrects the label and the evidence.
+    saved = browser.post(
+        f"/tasks/assignments/{mine['c2'].pk}/",
+        {
+            "action": "save",
+            "answerability": "partial",
+            "evidence": [sentence(port, "S2").pk],
+            "opened": [port.pk],
+            "prefilled": "1",
+        },
+    )
+    assert saved.status_code == 302, saved.content.decode()[:2000]
+    stored = mine["c2"].__class__.objects.get(pk=mine["c2"].pk).annotation
+    assert stored.prefilled is True and stored.evidence == ["port#S2"]
+    assert stored.suggestion == {"answer": answer.pk, "answerability": "answerable", "evidence": ["port#S1"]}
+
+    # Nothing to suggest for c1: the page says so, and the answer is not marked as pre-filled.
+    page = browser.get(f"/tasks/assignments/{mine['c1'].pk}/").content.decode()
+    assert "GroundedQA has no answer to this question yet" in page
+    assert 'name="prefilled"' not in page
+    browser.post(f"/tasks/assignments/{mine['c1'].pk}/", {"action": "save", "answerability": "unanswerable"})
+    assert Assignment.objects.get(pk=mine["c1"].pk).annotation.prefilled is False
+
+    task_pk = mine["c1"].task_id
+    figures = client_for(ann).get(f"/api/annotation-tasks/{task_pk}/agreement/").json()["with_suggestion"]
+    assert figures == {"annotations": 1, "labels_kept": 0.0, "evidence_f1": 0.0, "unchanged": 0}
+    task_page = browser.get(f"/tasks/{task_pk}/").content.decode()
+    assert "1 annotation started from it: 0.0% kept its label, 0 kept it unchanged" in task_page
+    assert client_for(ann).get(f"/api/annotation-tasks/{task_pk}/").json()["prefill"] is True
+
+
+@pytest.mark.django_db
+def test_prefilled_is_refused_where_the_task_suggests_nothing(tiny, people):
+    from tests.review.helpers import client_for
+
+    lead, ann = people["lead"], people["ann"]
+    _browser(lead).post(
+        "/tasks/", {"benchmark": tiny.pk, "name": "plain", "overlap": 1, "annotators": ann.username}
+    )
+    assignment = Assignment.objects.filter(annotator=ann).first()
+    page = _browser(ann).get(f"/tasks/assignments/{assignment.pk}/").content.decode()
+    assert "suggestion-note" not in page and "suggested by GroundedQA" not in page
+    sent = client_for(ann).post(
+        f"/api/assignments/{assignment.pk}/annotation/",
+        {"answerability": "unanswerable", "prefilled": True},
+        format="json",
+    )
+    assert sent.status_code == 400 and "does not pre-fill" in sent.content.decode()
