@@ -285,6 +285,8 @@ class AnnotationTask(models.Model):
     name = models.CharField(max_length=200)
     guidelines = models.TextField(blank=True)
     overlap = models.PositiveSmallIntegerField(default=2)
+    # Start each item from GroundedQA's answer (its label, cited sentences and text), marked as such.
+    prefill = models.BooleanField(default=False)
     annotators = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="annotation_tasks")
     # The items: chosen once at creation, so assigning again later hands out the same questions.
     cases = models.ManyToManyField(GoldCase, related_name="annotation_tasks")
@@ -318,6 +320,10 @@ class Assignment(models.Model):
     )
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     skip_reason = models.TextField(blank=True)
+    # Server-side, so the time per item cannot be faked by a client: when the annotator first opened
+    # the item's page, and when they first submitted an answer to it (a later edit keeps both).
+    opened_at = models.DateTimeField(null=True, blank=True)
+    submitted_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -357,6 +363,10 @@ class Annotation(models.Model):
     opened_documents = models.JSONField(default=list, blank=True)
     reference_answer = models.TextField(blank=True)
     question_type = models.CharField(max_length=50, blank=True)
+    # Whether the annotator started from GroundedQA's answer, and that answer as it was suggested
+    # ({"answer": pk, "answerability", "evidence": keys}), so agreement with it is reported apart.
+    prefilled = models.BooleanField(default=False)
+    suggestion = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

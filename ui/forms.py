@@ -502,6 +502,12 @@ class TaskCreateForm(UIForm):
     overlap = forms.IntegerField(min_value=1, max_value=20, initial=2, help_text="Annotators per question.")
     annotators = forms.CharField(help_text="Usernames of team members, separated by spaces or commas.")
     case_ids = forms.CharField(required=False, help_text="Only these case ids (default: every case).")
+    prefill = forms.BooleanField(
+        required=False,
+        label="Pre-fill with GroundedQA's answer",
+        help_text="Each question starts from the answer the case was made from, or else the latest "
+        "evaluation run's: its label, cited sentences and text, marked as GroundedQA's suggestion.",
+    )
 
     def __init__(self, *args, benchmarks, **kwargs):
         super().__init__(*args, **kwargs)

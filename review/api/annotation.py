@@ -44,6 +44,7 @@ class AnnotationTaskList(generics.ListAPIView):
             overlap=data["overlap"],
             annotators=annotation_services.annotators_by_username(benchmark, data["annotators"]),
             case_ids=data["case_ids"],
+            prefill=data["prefill"],
             user=request.user,
         )
         task = annotation_selectors.task_get_for_user(request.user, task.pk)
@@ -128,6 +129,7 @@ def _agreement_payload(task, measured=None) -> dict:
         }
         for item in figures.per_item
     ]
+    payload["with_suggestion"] = asdict(annotation_selectors.task_suggestion_agreement(task))
     return payload
 
 

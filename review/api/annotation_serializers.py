@@ -28,6 +28,11 @@ class AnnotationTaskInput(serializers.Serializer):
         max_length=10000,
         help_text="Only these cases of the benchmark (default: all of them).",
     )
+    prefill = serializers.BooleanField(
+        default=False,
+        help_text="Pre-fill each item with GroundedQA's answer (the answer the case was made from, else the "
+        "latest evaluation run's), marked as its suggestion.",
+    )
 
 
 class AnnotationTaskSerializer(serializers.ModelSerializer):
@@ -37,6 +42,21 @@ class AnnotationTaskSerializer(serializers.ModelSerializer):
     assignment_count = serializers.IntegerField(read_only=True, default=None, allow_null=True)
     done_count = serializers.IntegerField(read_only=True, default=None, allow_null=True)
     skipped_count = serializers.IntegerField(read_only=True, default=None, allow_null=True)
+    timed_items = serializers.IntegerField(
+        source="timed_count",
+        read_only=True,
+        default=None,
+        allow_null=True,
+        help_text="Done items whose annotator opened them on the annotate page, so their time is known.",
+    )
+    median_seconds_per_item = serializers.FloatField(
+        source="median_seconds",
+        read_only=True,
+        default=None,
+        allow_null=True,
+        help_text="Median seconds from opening an item's page to first submitting it, over the timed "
+        "items; null when none is timed.",
+    )
 
     class Meta:
         model = AnnotationTask
@@ -46,10 +66,13 @@ class AnnotationTaskSerializer(serializers.ModelSerializer):
             "benchmark",
             "guidelines",
             "overlap",
+            "prefill",
             "annotators",
             "assignment_count",
             "done_count",
             "skipped_count",
+            "timed_items",
+            "median_seconds_per_item",
             "created_by",
             "created_at",
         ]
@@ -66,6 +89,8 @@ class AnnotationSerializer(serializers.ModelSerializer):
             "opened_documents",
             "reference_answer",
             "question_type",
+            "prefilled",
+            "suggestion",
             "updated_at",
         ]
         read_only_fields = fields
@@ -78,11 +103,34 @@ class AssignmentSerializer(serializers.ModelSerializer):
     split = serializers.CharField(source="gold_case.split")
     question = serializers.CharField(source="gold_case.question")
     annotation = serializers.SerializerMethodField()
+    seconds_spent = serializers.SerializerMethodField(
+        help_text="Seconds from first opening the item's page to first submitting it; null if either "
+        "is not recorded."
+    )
 
     class Meta:
         model = Assignment
-        fields = ["id", "task", "case", "case_id", "split", "question", "status", "skip_reason", "annotation"]
+        fields = [
+            "id",
+            "task",
+            "case",
+            "case_id",
+            "split",
+            "question",
+            "status",
+            "skip_reason",
+            "opened_at",
+            "submitted_at",
+            "seconds_spent",
+            "annotation",
+        ]
         read_only_fields = fields
+
+    @extend_schema_field(serializers.FloatField(allow_null=True))
+    def get_seconds_spent(self, assignment):
+        if assignment.opened_at is None or assignment.submitted_at is None:
+            return None
+        return (assignment.submitted_at - assignment.opened_at).total_seconds()
 
     @extend_schema_field(AnnotationSerializer(allow_null=True))
     def get_annotation(self, assignment):
@@ -118,6 +166,11 @@ class AnnotationInput(serializers.Serializer):
         "evidence agreement.",
     )
     question_type = serializers.CharField(allow_blank=True, default="", max_length=50)
+    prefilled = serializers.BooleanField(
+        default=False,
+        help_text="You started from GroundedQA's suggestion (tasks with prefill only); it is stored with "
+        "your answer so agreement with it is reported apart.",
+    )
 
 
 class SkipInput(serializers.Serializer):
@@ -156,6 +209,15 @@ class ItemAgreementSerializer(serializers.Serializer):
     adjudicated = serializers.BooleanField()
 
 
+class SuggestionAgreementSerializer(serializers.Serializer):
+    annotations = serializers.IntegerField(help_text="Annotations that started from GroundedQA's answer.")
+    labels_kept = serializers.FloatField(allow_null=True, help_text="The share that kept its label.")
+    evidence_f1 = serializers.FloatField(
+        allow_null=True, help_text="Mean F1 of the annotator's evidence with GroundedQA's cited sentences."
+    )
+    unchanged = serializers.IntegerField(help_text="Kept both the label and exactly the cited sentences.")
+
+
 class AgreementSerializer(serializers.Serializer):
     task = serializers.IntegerField()
     candidate_set = serializers.CharField(help_text="The sentences evidence agreement counts, per question.")
@@ -173,6 +235,9 @@ class AgreementSerializer(serializers.Serializer):
     evidence_kappa_mean = serializers.FloatField(allow_null=True)
     pairs = PairAgreementSerializer(many=True)
     per_item = ItemAgreementSerializer(many=True)
+    with_suggestion = SuggestionAgreementSerializer(
+        help_text="Pre-filled annotations against GroundedQA's suggestion, apart from the figures above."
+    )
 
 
 class SideBySideSerializer(serializers.Serializer):

@@ -158,6 +158,67 @@ def _mean(values: Iterable[float | None]) -> float | None:
     return sum(present) / len(present) if present else None
 
 
+def _by_item(judgements: Iterable[Judgement]) -> dict[str, dict[str, Judgement]]:
+    """item -> annotator -> judgement; one annotator judging an item twice is a caller's error."""
+    by_item: dict[str, dict[str, Judgement]] = {}
+    for judgement in judgements:
+        item = by_item.setdefault(judgement.item, {})
+        if judgement.annotator in item:
+            raise ValueError(f"{judgement.annotator} judged item {judgement.item} twice.")
+        item[judgement.annotator] = judgement
+    return by_item
+
+
+def _pair_agreement(
+    a: str, b: str, by_item: dict[str, dict[str, Judgement]], item_candidates: dict[str, list[str]]
+) -> PairAgreement:
+    """Kappa on labels and on candidate sentences, and mean evidence F1, over the items both judged."""
+    shared = [item for item in sorted(by_item) if a in by_item[item] and b in by_item[item]]
+    labels_a = [by_item[item][a].label for item in shared]
+    labels_b = [by_item[item][b].label for item in shared]
+    chosen_a, chosen_b = [], []
+    for item in shared:
+        for sentence in item_candidates[item]:
+            chosen_a.append(int(sentence in by_item[item][a].evidence))
+            chosen_b.append(int(sentence in by_item[item][b].evidence))
+    return PairAgreement(
+        annotator_a=a,
+        annotator_b=b,
+        items=len(shared),
+        answerability_kappa=cohen_kappa(labels_a, labels_b),
+        evidence_kappa=cohen_kappa(chosen_a, chosen_b),
+        evidence_units=len(chosen_a),
+        evidence_f1=_mean(
+            evidence_f1(by_item[item][a].evidence, by_item[item][b].evidence) for item in shared
+        ),
+    )
+
+
+def _item_agreement(
+    item: str, judged: dict[str, Judgement], candidates: list[str], f1_threshold: float
+) -> tuple[ItemAgreement, list[float]]:
+    """One item's figures, and the evidence F1 of each pair of its annotators (for the task's mean)."""
+    names = tuple(sorted(judged))
+    f1s = [evidence_f1(judged[a].evidence, judged[b].evidence) for a, b in itertools.combinations(names, 2)]
+    labels = tuple(judged[name].label for name in names)
+    labels_agree = len(set(labels)) == 1
+    f1_min = min(f1s) if f1s else None
+    figures = ItemAgreement(
+        item=item,
+        annotators=names,
+        labels=labels,
+        labels_agree=labels_agree,
+        evidence_f1=_mean(f1s),
+        evidence_f1_min=f1_min,
+        evidence_alpha=krippendorff_alpha(
+            [{name: int(s in judged[name].evidence) for name in names} for s in candidates]
+        ),
+        candidates=len(candidates),
+        disagreement=len(names) >= 2 and (not labels_agree or (f1_min is not None and f1_min < f1_threshold)),
+    )
+    return figures, f1s
+
+
 def agreement(
     judgements: Iterable[Judgement],
     candidates: Mapping[str, Iterable[str]],
@@ -172,79 +233,28 @@ def agreement(
     is always a unit. ``candidate_set`` is the definition, stated beside the
     figures wherever they are shown.
     """
-    by_item: dict[str, dict[str, Judgement]] = {}
-    for judgement in judgements:
-        item = by_item.setdefault(judgement.item, {})
-        if judgement.annotator in item:
-            raise ValueError(f"{judgement.annotator} judged item {judgement.item} twice.")
-        item[judgement.annotator] = judgement
+    by_item = _by_item(judgements)
     items = sorted(by_item)
     annotators = tuple(sorted({name for judged in by_item.values() for name in judged}))
     item_candidates = {
         item: sorted(set(candidates.get(item, ())) | {s for j in by_item[item].values() for s in j.evidence})
         for item in items
     }
-
     label_units = [{name: j.label for name, j in by_item[item].items()} for item in items]
     evidence_units = [
         {name: int(sentence in j.evidence) for name, j in by_item[item].items()}
         for item in items
         for sentence in item_candidates[item]
     ]
-
-    pairs = []
-    for a, b in itertools.combinations(annotators, 2):
-        shared = [item for item in items if a in by_item[item] and b in by_item[item]]
-        labels_a = [by_item[item][a].label for item in shared]
-        labels_b = [by_item[item][b].label for item in shared]
-        chosen_a, chosen_b = [], []
-        for item in shared:
-            for sentence in item_candidates[item]:
-                chosen_a.append(int(sentence in by_item[item][a].evidence))
-                chosen_b.append(int(sentence in by_item[item][b].evidence))
-        pairs.append(
-            PairAgreement(
-                annotator_a=a,
-                annotator_b=b,
-                items=len(shared),
-                answerability_kappa=cohen_kappa(labels_a, labels_b),
-                evidence_kappa=cohen_kappa(chosen_a, chosen_b),
-                evidence_units=len(chosen_a),
-                evidence_f1=_mean(
-                    evidence_f1(by_item[item][a].evidence, by_item[item][b].evidence) for item in shared
-                ),
-            )
-        )
-
+    pairs = [
+        _pair_agreement(a, b, by_item, item_candidates) for a, b in itertools.combinations(annotators, 2)
+    ]
     per_item = []
     all_f1s: list[float] = []
     for item in items:
-        judged = by_item[item]
-        names = tuple(sorted(judged))
-        f1s = [
-            evidence_f1(judged[a].evidence, judged[b].evidence) for a, b in itertools.combinations(names, 2)
-        ]
+        figures, f1s = _item_agreement(item, by_item[item], item_candidates[item], f1_threshold)
+        per_item.append(figures)
         all_f1s.extend(f1s)
-        labels = tuple(judged[name].label for name in names)
-        labels_agree = len(set(labels)) == 1
-        f1_min = min(f1s) if f1s else None
-        per_item.append(
-            ItemAgreement(
-                item=item,
-                annotators=names,
-                labels=labels,
-                labels_agree=labels_agree,
-                evidence_f1=_mean(f1s),
-                evidence_f1_min=f1_min,
-                evidence_alpha=krippendorff_alpha(
-                    [{name: int(s in judged[name].evidence) for name in names} for s in item_candidates[item]]
-                ),
-                candidates=len(item_candidates[item]),
-                disagreement=len(names) >= 2
-                and (not labels_agree or (f1_min is not None and f1_min < f1_threshold)),
-            )
-        )
-
     return Agreement(
         annotators=annotators,
         items=len(items),
@@ -259,4 +269,33 @@ def agreement(
         per_item=tuple(per_item),
         candidate_set=candidate_set,
         f1_threshold=f1_threshold,
+    )
+
+
+@dataclass(frozen=True)
+class SuggestionAgreement:
+    """How far annotators who started from the system's answer stayed with it.
+
+    Reported apart from the annotators' agreement with each other: an annotator shown a
+    suggestion is anchored by it, so their agreement with it is not independent judgement.
+    """
+
+    annotations: int
+    labels_kept: float | None  # the share that kept the suggested label
+    evidence_f1: float | None  # the mean F1 of the annotator's evidence with the suggested sentences
+    unchanged: int  # kept both the label and exactly the suggested sentences
+
+
+def suggestion_agreement(pairs: Iterable[tuple[Judgement, Judgement]]) -> SuggestionAgreement:
+    """``pairs``: (the annotator's judgement, the suggestion they started from) per pre-filled item."""
+    pairs = list(pairs)
+    kept = [given.label == suggested.label for given, suggested in pairs]
+    return SuggestionAgreement(
+        annotations=len(pairs),
+        labels_kept=sum(kept) / len(kept) if kept else None,
+        evidence_f1=_mean(evidence_f1(given.evidence, suggested.evidence) for given, suggested in pairs),
+        unchanged=sum(
+            given.label == suggested.label and set(given.evidence) == set(suggested.evidence)
+            for given, suggested in pairs
+        ),
     )

@@ -4,15 +4,31 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Case, Count, Q, QuerySet, Value, When
+from django.db.models import Aggregate, Case, Count, F, FloatField, Q, QuerySet, Value, When
+from django.db.models.functions import Extract
 from django.http import Http404
 
 from documents import lexical
 from documents.models import Sentence
 from documents.selectors import corpora_for_user
-from review.evaluation.agreement import Agreement, Judgement, agreement
+from qa.models import Answer
+from review.evaluation.agreement import (
+    Agreement,
+    Judgement,
+    SuggestionAgreement,
+    agreement,
+    suggestion_agreement,
+)
 from review.evaluation.types import split_evidence_key
-from review.models import Adjudication, Annotation, AnnotationTask, Assignment, ReviewAssignment
+from review.models import (
+    Adjudication,
+    Annotation,
+    AnnotationTask,
+    Assignment,
+    EvaluationCaseResult,
+    GoldCase,
+    ReviewAssignment,
+)
 
 # Stated beside every agreement figure (API, CSV, pages): what "per candidate sentence" counts.
 CANDIDATE_SET = (
@@ -20,8 +36,33 @@ CANDIDATE_SET = (
 )
 
 
+class Median(Aggregate):
+    """PostgreSQL's continuous median; NULLs (untimed items) are left out, as by every aggregate."""
+
+    function = "PERCENTILE_CONT"
+    name = "Median"
+    template = "%(function)s(0.5) WITHIN GROUP (ORDER BY %(expressions)s)"
+    output_field = FloatField()
+
+
+def _seconds_spent(prefix: str = ""):
+    """Seconds from opening an item to first submitting it; NULL unless both were recorded."""
+    return Extract(F(f"{prefix}submitted_at") - F(f"{prefix}opened_at"), "epoch")
+
+
+# Timed: done, with both timestamps (items annotated through the API alone were never opened on a page).
+def _timed(prefix: str = "") -> Q:
+    return Q(
+        **{
+            f"{prefix}status": "done",
+            f"{prefix}opened_at__isnull": False,
+            f"{prefix}submitted_at__isnull": False,
+        }
+    )
+
+
 def tasks_for_user(user) -> QuerySet[AnnotationTask]:
-    """Tasks over the benchmarks of the user's teams, with their progress counted."""
+    """Tasks over the benchmarks of the user's teams, with their progress and timing counted."""
     return (
         AnnotationTask.objects.filter(benchmark__corpus__in=corpora_for_user(user))
         .select_related("benchmark", "benchmark__corpus__team", "created_by")
@@ -29,6 +70,8 @@ def tasks_for_user(user) -> QuerySet[AnnotationTask]:
             assignment_count=Count("assignments", distinct=True),
             done_count=Count("assignments", filter=Q(assignments__status="done"), distinct=True),
             skipped_count=Count("assignments", filter=Q(assignments__status="skipped"), distinct=True),
+            timed_count=Count("assignments", filter=_timed("assignments__"), distinct=True),
+            median_seconds=Median(_seconds_spent("assignments__"), filter=_timed("assignments__")),
         )
         # Meta.ordering is not applied to a grouped query: pages would come in no fixed order.
         .order_by("-created_at", "-pk")
@@ -113,6 +156,89 @@ def task_agreement(task: AnnotationTask) -> TaskAgreement:
             documents.update(split_evidence_key(key)[0] for key in row.evidence)
         candidates[item] = candidate_sentences(task.benchmark.corpus, documents - {""})
     return TaskAgreement(agreement(judgements, candidates, candidate_set=CANDIDATE_SET), annotations)
+
+
+def task_timing(task: AnnotationTask) -> list[dict]:
+    """Per annotator of the task: how many items were timed and the median seconds one took."""
+    rows = (
+        Assignment.objects.filter(_timed(), task=task)
+        .values("annotator__username")
+        .annotate(timed=Count("pk"), median_seconds=Median(_seconds_spent()))
+        .order_by("annotator__username")
+    )
+    return [
+        {"annotator": r["annotator__username"], "timed": r["timed"], "median_seconds": r["median_seconds"]}
+        for r in rows
+    ]
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """GroundedQA's answer to a gold case's question, offered to an annotator as a starting point."""
+
+    answer_id: int
+    answerability: str
+    evidence: tuple[str, ...]  # evidence keys of the cited sentences, in citation order
+    text: str
+    source: str  # where the answer came from, said on the page
+
+    def as_json(self) -> dict:
+        return {
+            "answer": self.answer_id,
+            "answerability": self.answerability,
+            "evidence": list(self.evidence),
+        }
+
+
+def pipeline_suggestion(case: GoldCase) -> Suggestion | None:
+    """The answer the case was made from, else the latest evaluation run's answer to it; None if neither.
+
+    An answer already stored is used rather than asking anew: the page must open at once, and a
+    stored answer is the one analysts or the benchmark's metrics have seen.
+    """
+    answer, source = None, ""
+    if case.source_answer_id:
+        answer, source = Answer.objects.filter(pk=case.source_answer_id).first(), "the reviewed answer"
+    if answer is None:
+        result = (
+            EvaluationCaseResult.objects.filter(gold_case=case, answer__isnull=False)
+            .select_related("answer", "run")
+            .order_by("-run__created_at", "-pk")
+            .first()
+        )
+        if result is not None:
+            answer, source = result.answer, f"evaluation run {result.run_id} ({result.run.preset})"
+    if answer is None:
+        return None
+    keys = dict.fromkeys(
+        f"{c.document_external_id}#{c.label}"
+        for sentence in answer.sentences.order_by("ordinal").prefetch_related("citations")
+        for c in sentence.citations.all()
+    )
+    return Suggestion(
+        answer_id=answer.pk,
+        answerability="unanswerable" if answer.refused else "answerable",
+        evidence=tuple(keys),
+        text="" if answer.refused else answer.text,
+        source=source,
+    )
+
+
+def task_suggestion_agreement(task: AnnotationTask) -> SuggestionAgreement:
+    """How far the task's pre-filled annotations stayed with GroundedQA's suggestion."""
+    pairs = [
+        (
+            Judgement(item="", annotator="", label=row.answerability, evidence=frozenset(row.evidence)),
+            Judgement(
+                item="",
+                annotator="GroundedQA",
+                label=row.suggestion.get("answerability", ""),
+                evidence=frozenset(row.suggestion.get("evidence", ())),
+            ),
+        )
+        for row in task_annotations(task).filter(prefilled=True)
+    ]
+    return suggestion_agreement(pairs)
 
 
 def adjudications_of(task: AnnotationTask) -> dict[int, Adjudication]:

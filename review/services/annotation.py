@@ -16,6 +16,7 @@ from dataclasses import asdict
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.utils import timezone
 
 from documents import permissions
 from documents.models import Document, Role, Sentence
@@ -78,6 +79,7 @@ def annotation_task_create(
     overlap: int = 2,
     guidelines: str = "",
     case_ids: Sequence[str] | None = None,
+    prefill: bool = False,
     user,
 ) -> AnnotationTask:
     """A task over the benchmark's cases (or those named), assigned at once; the caller checked the role."""
@@ -110,7 +112,12 @@ def annotation_task_create(
         raise AnnotationInvalid(f"Benchmark {benchmark.name!r} has no cases to annotate.")
     with transaction.atomic():
         task = AnnotationTask.objects.create(
-            benchmark=benchmark, name=name, guidelines=guidelines or "", overlap=overlap, created_by=user
+            benchmark=benchmark,
+            name=name,
+            guidelines=guidelines or "",
+            overlap=overlap,
+            prefill=bool(prefill),
+            created_by=user,
         )
         task.annotators.set(people)
         task.cases.set(cases)
@@ -181,11 +188,26 @@ def annotation_submit(
     reference_answer: str = "",
     opened_document_ids: Sequence[int] = (),
     question_type: str = "",
+    prefilled: bool = False,
 ) -> Annotation:
-    """The annotator's answer for their assignment (a later submission replaces it)."""
+    """The annotator's answer for their assignment (a later submission replaces it).
+
+    ``prefilled``: the annotator started from GroundedQA's suggestion (a task with ``prefill``);
+    the suggestion is looked up here and stored with the answer, never taken from the client.
+    """
     corpus = assignment.task.benchmark.corpus
     sentences = _evidence(corpus, evidence_sentence_ids)
     _check_answerability(answerability, sentences)
+    suggestion = None
+    if prefilled:
+        if not assignment.task.prefill:
+            raise AnnotationInvalid("This task does not pre-fill answers; send prefilled false.")
+        suggestion = annotation_selectors.pipeline_suggestion(assignment.gold_case)
+        if suggestion is None:
+            raise AnnotationInvalid(
+                f"GroundedQA has no answer to case {assignment.gold_case.case_id} to start from; "
+                "send prefilled false."
+            )
     opened = dict(
         Document.objects.filter(corpus=corpus, pk__in=list(opened_document_ids)).values_list(
             "pk", "external_id"
@@ -208,12 +230,28 @@ def annotation_submit(
                 "opened_documents": sorted(set(opened.values())),
                 "reference_answer": (reference_answer or "").strip(),
                 "question_type": (question_type or "").strip()[:50],
+                "prefilled": suggestion is not None,
+                "suggestion": suggestion.as_json() if suggestion is not None else {},
             },
         )
         locked.status = Assignment.Status.DONE
         locked.skip_reason = ""
-        locked.save(update_fields=["status", "skip_reason", "updated_at"])
+        # The first submission ends the timed span; editing the answer later is not annotating time.
+        locked.submitted_at = locked.submitted_at or timezone.now()
+        locked.save(update_fields=["status", "skip_reason", "submitted_at", "updated_at"])
     return annotation
+
+
+def assignment_open(*, assignment: Assignment) -> None:
+    """Note when the annotator first opened the item; the time per item runs from here to the first submit.
+
+    A conditional update, so two tabs opening the item at once keep the earlier time. Only a pending
+    item starts its clock: reopening an answered one (from before timing existed) to edit it is not
+    the time it took to annotate.
+    """
+    Assignment.objects.filter(
+        pk=assignment.pk, opened_at__isnull=True, status=Assignment.Status.PENDING
+    ).update(opened_at=timezone.now())
 
 
 def assignment_skip(*, assignment: Assignment, reason: str) -> Assignment:

@@ -256,3 +256,192 @@ def test_evidence_found_by_searching_the_corpus(tiny, corpus, people):
     assert saved.status_code == 302
     assignment.refresh_from_db()
     assert assignment.annotation.evidence == ["oman#S2"]
+
+
+# ---- time per item ------------------------------------------------------------------------------
+
+
+class Clock:
+    """The server's clock, moved by the test: timing is asserted exactly, with no sleep."""
+
+    def __init__(self):
+        from datetime import UTC, datetime
+
+        self.now = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
+
+    def __call__(self):
+        return self.now
+
+    def advance(self, seconds: float):
+        from datetime import timedelta
+
+        self.now += timedelta(seconds=seconds)
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    from django.utils import timezone
+
+    fake = Clock()
+    monkeypatch.setattr(timezone, "now", fake)
+    return fake
+
+
+def _answer_on_page(browser, assignment, clock, seconds, *, label="unanswerable"):
+    """Open the item's page, spend ``seconds`` on it, save: what the server times."""
+    assert browser.get(f"/tasks/assignments/{assignment.pk}/").status_code == 200
+    clock.advance(seconds)
+    saved = browser.post(f"/tasks/assignments/{assignment.pk}/", {"action": "save", "answerability": label})
+    assert saved.status_code == 302, saved.content.decode()[:2000]
+
+
+@pytest.mark.django_db
+def test_the_time_per_item_runs_from_opening_to_the_first_save(tiny, people, clock):
+    from tests.review.helpers import client_for
+
+    lead, ann, bob = people["lead"], people["ann"], people["bob"]
+    _browser(lead).post(
+        "/tasks/",
+        {"benchmark": tiny.pk, "name": "timed", "overlap": 2, "annotators": f"{ann.username} {bob.username}"},
+    )
+    task = Assignment.objects.get(annotator=ann, gold_case__case_id="c1").task
+    mine = {a.gold_case.case_id: a for a in Assignment.objects.filter(annotator=ann)}
+    theirs = {a.gold_case.case_id: a for a in Assignment.objects.filter(annotator=bob)}
+    ann_browser, bob_browser = _browser(ann), _browser(bob)
+    _answer_on_page(ann_browser, mine["c1"], clock, 30)
+    _answer_on_page(ann_browser, mine["c2"], clock, 50)
+    # Reopening the page and saving again changes neither time: the item took ann 70 s.
+    ann_browser.get(f"/tasks/assignments/{mine['c3'].pk}/")
+    clock.advance(70)
+    _answer_on_page(ann_browser, mine["c3"], clock, 0)
+    _answer_on_page(ann_browser, mine["c3"], clock, 500)
+    _answer_on_page(bob_browser, theirs["c1"], clock, 10)
+    # Answered through the API without opening the page: done, but not timed.
+    sent = client_for(bob).post(
+        f"/api/assignments/{theirs['c2'].pk}/annotation/", {"answerability": "unanswerable"}, format="json"
+    )
+    assert sent.status_code == 201, sent.content
+
+    page = _browser(lead).get(f"/tasks/{task.pk}/").content.decode()
+    # Timed: ann 30, 50, 70; bob 10. Median of the four: (30 + 50) / 2.
+    assert "Median 40 s per item, over 4 timed items." in page
+    assert re.search(rf'<td>{ann.username}</td><td class="num">3</td><td class="num">50</td>', page)
+    assert re.search(rf'<td>{bob.username}</td><td class="num">1</td><td class="num">10</td>', page)
+
+    body = client_for(lead).get(f"/api/annotation-tasks/{task.pk}/").json()
+    assert (body["median_seconds_per_item"], body["timed_items"], body["done_count"]) == (40.0, 4, 5)
+    queue = client_for(ann).get(f"/api/annotation-tasks/{task.pk}/queue/").json()
+    assert {a["case_id"]: a["seconds_spent"] for a in queue["assignments"]} == {"c1": 30, "c2": 50, "c3": 70}
+    bobs = client_for(bob).get(f"/api/annotation-tasks/{task.pk}/queue/").json()
+    assert {a["case_id"]: a["seconds_spent"] for a in bobs["assignments"]} == {
+        "c1": 10,
+        "c2": None,
+        "c3": None,
+    }
+
+
+@pytest.mark.django_db
+def test_a_task_with_nothing_timed_says_so(tiny, people):
+    from tests.review.helpers import client_for
+
+    lead, ann = people["lead"], people["ann"]
+    _browser(lead).post(
+        "/tasks/", {"benchmark": tiny.pk, "name": "t", "overlap": 1, "annotators": ann.username}
+    )
+    task = Assignment.objects.filter(annotator=ann).first().task
+    assert "No item is timed yet." in _browser(lead).get(f"/tasks/{task.pk}/").content.decode()
+    assert client_for(lead).get(f"/api/annotation-tasks/{task.pk}/").json()["median_seconds_per_item"] is None
+
+
+# ---- pre-filled with GroundedQA's answer --------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_an_item_prefilled_with_the_pipelines_answer_records_it_and_reports_agreement_apart(
+    tiny, corpus, people
+):
+    from tests.review.helpers import STAFF, client_for, make_answer
+
+    lead, ann = people["lead"], people["ann"]
+    port = corpus.documents.get(external_id="port")
+    wrong = sentence(port, "S1")
+    # GroundedQA answered c2 in an evaluation run, citing the wrong sentence; c1 it never answered.
+    answer = make_answer(
+        corpus=corpus, user=lead, question=STAFF, parts=[("It employed 4.2 million.", [wrong])]
+    )
+    c2 = GoldCase.objects.get(benchmark=tiny, case_id="c2")
+    run = EvaluationRun.objects.create(
+        benchmark=tiny, benchmark_version=tiny.version, preset="default", status="done", metrics={}
+    )
+    EvaluationCaseResult.objects.create(run=run, gold_case=c2, gold_revision=c2.revision, answer=answer)
+    created = _browser(lead).post(
+        "/tasks/",
+        {
+            "benchmark": tiny.pk,
+            "name": "suggested",
+            "overlap": 1,
+            "annotators": ann.username,
+            "case_ids": "c1 c2",
+            "prefill": "on",
+        },
+    )
+    assert created.status_code == 302, created.content.decode()[:3000]
+    mine = {a.gold_case.case_id: a for a in Assignment.objects.filter(annotator=ann)}
+    browser = _browser(ann)
+
+    page = browser.get(f"/tasks/assignments/{mine['c2'].pk}/").content.decode()
+    assert "GroundedQA's suggestion" in page and f"evaluation run {run.pk}" in page
+    assert page.count("suggested by GroundedQA") == 1
+    assert f'name="evidence" value="{wrong.pk}" checked' in page  # its citation, pre-selected
+    assert 'value="answerable" data-key="1" checked' in page
+    assert "It employed 4.2 million." in page  # its text as the reference answer
+    assert 'name="prefilled" value="1"' in page
+
+    # The annotator corrects the label and the evidence.
+    saved = browser.post(
+        f"/tasks/assignments/{mine['c2'].pk}/",
+        {
+            "action": "save",
+            "answerability": "partial",
+            "evidence": [sentence(port, "S2").pk],
+            "opened": [port.pk],
+            "prefilled": "1",
+        },
+    )
+    assert saved.status_code == 302, saved.content.decode()[:2000]
+    stored = mine["c2"].__class__.objects.get(pk=mine["c2"].pk).annotation
+    assert stored.prefilled is True and stored.evidence == ["port#S2"]
+    assert stored.suggestion == {"answer": answer.pk, "answerability": "answerable", "evidence": ["port#S1"]}
+
+    # Nothing to suggest for c1: the page says so, and the answer is not marked as pre-filled.
+    page = browser.get(f"/tasks/assignments/{mine['c1'].pk}/").content.decode()
+    assert "GroundedQA has no answer to this question yet" in page
+    assert 'name="prefilled"' not in page
+    browser.post(f"/tasks/assignments/{mine['c1'].pk}/", {"action": "save", "answerability": "unanswerable"})
+    assert Assignment.objects.get(pk=mine["c1"].pk).annotation.prefilled is False
+
+    task_pk = mine["c1"].task_id
+    figures = client_for(ann).get(f"/api/annotation-tasks/{task_pk}/agreement/").json()["with_suggestion"]
+    assert figures == {"annotations": 1, "labels_kept": 0.0, "evidence_f1": 0.0, "unchanged": 0}
+    task_page = browser.get(f"/tasks/{task_pk}/").content.decode()
+    assert "1 annotation started from it: 0.0% kept its label, 0 kept it unchanged" in task_page
+    assert client_for(ann).get(f"/api/annotation-tasks/{task_pk}/").json()["prefill"] is True
+
+
+@pytest.mark.django_db
+def test_prefilled_is_refused_where_the_task_suggests_nothing(tiny, people):
+    from tests.review.helpers import client_for
+
+    lead, ann = people["lead"], people["ann"]
+    _browser(lead).post(
+        "/tasks/", {"benchmark": tiny.pk, "name": "plain", "overlap": 1, "annotators": ann.username}
+    )
+    assignment = Assignment.objects.filter(annotator=ann).first()
+    page = _browser(ann).get(f"/tasks/assignments/{assignment.pk}/").content.decode()
+    assert "suggestion-note" not in page and "suggested by GroundedQA" not in page
+    sent = client_for(ann).post(
+        f"/api/assignments/{assignment.pk}/annotation/",
+        {"answerability": "unanswerable", "prefilled": True},
+        format="json",
+    )
+    assert sent.status_code == 400 and "does not pre-fill" in sent.content.decode()

@@ -47,6 +47,7 @@ def tasks(request):
                     data["benchmark"], _words(data["annotators"])
                 ),
                 case_ids=_words(data["case_ids"]),
+                prefill=data["prefill"],
                 user=request.user,
             )
         except DomainError as exc:
@@ -95,6 +96,8 @@ def task(request, pk: int):
             "agreement": measured.agreement,
             "items": items,
             "disagreements": sum(1 for i in items if i["agreement"].disagreement and not i["adjudicated"]),
+            "timing": annotation_selectors.task_timing(current),
+            "with_suggestion": annotation_selectors.task_suggestion_agreement(current),
             "can_adjudicate": permissions.has_role(
                 request.user, current.benchmark.corpus.team, Role.REVIEWER
             ),
@@ -139,6 +142,7 @@ def task_annotate(request, pk: int):
     previous = (
         getattr(assignment, "annotation", None) if assignment.status == Assignment.Status.DONE else None
     )
+    suggestion = annotation_selectors.pipeline_suggestion(assignment.gold_case) if task.prefill else None
     error = ""
     if request.method == "POST":
         require_role(request.user, corpus.team, "annotate")
@@ -152,6 +156,7 @@ def task_annotate(request, pk: int):
             "question_type": request.POST.get("question_type", ""),
             "skip_reason": request.POST.get("skip_reason", ""),
             "query": request.POST.get("query", "").strip()[:300],
+            "prefilled": task.prefill and request.POST.get("prefilled") == "1",
         }
         opening = request.POST.get("open_result", "") or (
             request.POST.get("open_document", "") if action == "open" else ""
@@ -167,6 +172,7 @@ def task_annotate(request, pk: int):
                     reference_answer=state["reference_answer"],
                     opened_document_ids=state["opened"],
                     question_type=state["question_type"],
+                    prefilled=state["prefilled"],
                 )
                 messages.success(request, f"Saved your answer to {assignment.gold_case.case_id}.")
                 return _next(request, task)
@@ -192,8 +198,10 @@ def task_annotate(request, pk: int):
             "question_type": previous.question_type,
             "skip_reason": "",
             "query": "",
+            "prefilled": previous.prefilled,
         }
     else:
+        annotation_services.assignment_open(assignment=assignment)
         state = {
             "answerability": "",
             "evidence": [],
@@ -202,7 +210,10 @@ def task_annotate(request, pk: int):
             "question_type": "",
             "skip_reason": "",
             "query": "",
+            "prefilled": False,
         }
+        if suggestion is not None:
+            state.update(_state_from_suggestion(suggestion, corpus, readable))
     opened = list(readable.filter(pk__in=state["opened"]).order_by("external_id"))
     # Sentences of documents not opened yet; those of opened ones are clicked in their document.
     found = [
@@ -229,9 +240,26 @@ def task_annotate(request, pk: int):
             "labels": Annotation.Answerability.choices,
             "found": found,
             "error": error,
+            "suggestion": suggestion,
+            "suggested": set(_sentence_pks(corpus, suggestion.evidence).values()) if suggestion else set(),
         },
         status=400 if error else 200,
     )
+
+
+def _state_from_suggestion(suggestion, corpus, readable) -> dict:
+    """The annotate form started from GroundedQA's answer: its label, cited sentences and text."""
+    return {
+        "answerability": suggestion.answerability,
+        "evidence": list(_sentence_pks(corpus, suggestion.evidence).values()),
+        "opened": list(
+            readable.filter(
+                external_id__in=[split_evidence_key(key)[0] for key in suggestion.evidence]
+            ).values_list("pk", flat=True)
+        ),
+        "reference_answer": suggestion.text,
+        "prefilled": True,
+    }
 
 
 def _next(request, task):

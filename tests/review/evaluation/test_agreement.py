@@ -292,3 +292,22 @@ def test_generated_data_matches_the_formulas_and_the_packages(seed):
             assert item.evidence_f1 is None and not item.disagreement
         else:
             assert 0.0 <= item.evidence_f1 <= 1.0
+
+
+def test_agreement_with_the_suggestion_by_hand():
+    from review.evaluation.agreement import suggestion_agreement
+
+    def j(label, *evidence):
+        return Judgement(item="", annotator="", label=label, evidence=frozenset(evidence))
+
+    figures = suggestion_agreement(
+        [
+            (j("answerable", "d#S1"), j("answerable", "d#S1")),  # kept as it was
+            (j("answerable", "d#S1", "d#S2"), j("answerable", "d#S1")),  # F1 = 2*1 / 3
+            (j("partial", "d#S3"), j("answerable", "d#S1")),  # F1 0, label changed
+            (j("unanswerable"), j("unanswerable")),  # both empty: F1 1
+        ]
+    )
+    assert (figures.annotations, figures.labels_kept, figures.unchanged) == (4, 0.75, 2)
+    assert figures.evidence_f1 == pytest.approx((1 + 2 / 3 + 0 + 1) / 4)
+    assert suggestion_agreement([]).labels_kept is None and suggestion_agreement([]).evidence_f1 is None
