@@ -62,3 +62,23 @@ def test_progress_steps_never_go_back_when_a_stage_is_requeued(page, live_server
     classes = [steps.nth(i).get_attribute("class") for i in range(6)]
     assert classes == ["complete"] * 4 + ["current", "pending"]
     expect()(page.locator("article.turn .job-status")).to_contain_text("Verifying each sentence")
+
+
+def test_finding_citations_shows_what_runs_from_the_moment_it_is_sent(
+    page, live_server, analyst, demo_documents, corpus
+):
+    """The check page's forms run for seconds on a large corpus: once sent, the page says what is
+    running and for how long, and the button cannot send it twice. The test keeps the page from
+    leaving (a listener added after the page's own cancels the navigation) to read it meanwhile."""
+    sign_in(page, live_server, analyst, next_path=f"/corpora/{corpus.pk}/intrinsics/")
+    page.evaluate(
+        """() => document.querySelectorAll("form[data-busy]").forEach(
+             (form) => form.addEventListener("submit", (event) => event.preventDefault()))"""
+    )
+    page.get_by_label("Text to cite").fill("The port handled 1.2 million containers in 2024.")
+    page.get_by_role("button", name="Find citations").click()
+    status = page.get_by_role("status").filter(has_text="Finding citations in the corpus")
+    expect()(status).to_be_visible()
+    expect()(status).to_contain_text(" s")
+    expect()(page.get_by_role("button", name="Find citations")).to_be_disabled()
+    expect()(status).to_contain_text("1 s", timeout=10_000)  # the seconds count on
