@@ -53,7 +53,13 @@ def test_ask_see_the_answer_and_open_a_citation(
     expect()(turn.locator(".answer-sentence").first).to_be_visible(timeout=ANSWER_TIMEOUT_MS)
     expect()(turn.locator(".progress-steps")).to_have_count(0)
     first = turn.locator(".answer-sentence").first
-    expect()(first.locator(".badge")).to_have_text(re.compile("^(quote|supported|partial|unsupported)$"))
+    expect()(first.locator(".badge:not(.relation)")).to_have_text(
+        re.compile("^(quote|supported|partial|unsupported)$")
+    )
+    # and how it bears on the question, in words
+    expect()(first.locator(".badge.relation")).to_have_text(
+        re.compile("^(answers the question|background|off the question)$")
+    )
     expect()(turn).to_contain_text("4.2 million containers")
     snap(page, "02-answer")
 

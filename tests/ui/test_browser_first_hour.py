@@ -79,7 +79,7 @@ def test_the_readme_first_hour(page, live_server, celery_worker_process, staff, 
     expect()(turn.locator(".progress-steps")).to_have_count(0)
     cited = turn.locator(".answer-sentence", has_text="1871")
     expect()(cited).to_have_count(1)
-    expect()(cited.locator(".badge")).to_have_text("quote")
+    expect()(cited.locator(".badge:not(.relation)")).to_have_text("quote")
     expect()(turn.locator(".sources")).to_contain_text("Arlen lighthouse")
     snap(page, "fh-03-answer")
 
