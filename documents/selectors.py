@@ -46,6 +46,12 @@ def corpora_with_counts(user) -> QuerySet[Corpus]:
     )
 
 
+def documents_in_progress_for_user(user) -> bool:
+    """Whether a document of the user's corpora is still being read (queued, parsing, embedding)."""
+    finished = (Document.Status.READY, Document.Status.FAILED)
+    return Document.objects.filter(corpus__in=corpora_for_user(user)).exclude(status__in=finished).exists()
+
+
 def documents_for_user(user) -> QuerySet[Document]:
     return Document.objects.filter(corpus__in=corpora_for_user(user)).select_related("corpus")
 

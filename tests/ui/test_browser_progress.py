@@ -82,3 +82,29 @@ def test_finding_citations_shows_what_runs_from_the_moment_it_is_sent(
     expect()(status).to_contain_text(" s")
     expect()(page.get_by_role("button", name="Find citations")).to_be_disabled()
     expect()(status).to_contain_text("1 s", timeout=10_000)  # the seconds count on
+
+
+def test_the_corpora_list_counts_documents_ready_without_a_reload(page, live_server, analyst, corpus):
+    """A bulk import finishes while the Corpora page is open: its Ready column catches up by itself."""
+    from documents.models import Document
+
+    documents = [
+        Document.objects.create(
+            corpus=corpus,
+            external_id=f"bulletin-{n}",
+            title=f"Bulletin {n}",
+            status=Document.Status.EMBEDDING,
+        )
+        for n in range(2)
+    ]
+    sign_in(page, live_server, analyst, next_path="/corpora/")
+    row = page.locator("#corpora-table tr", has_text=corpus.name)
+    expect()(row.locator("td.num")).to_have_text(["2", "0"])
+    Document.objects.filter(pk=documents[0].pk).update(status=Document.Status.READY)
+    expect()(row.locator("td.num")).to_have_text(["2", "1"], timeout=15_000)
+    Document.objects.filter(pk=documents[1].pk).update(status=Document.Status.READY)
+    expect()(page.locator("#corpora-table tr", has_text=corpus.name).locator("td.num")).to_have_text(
+        ["2", "2"], timeout=15_000
+    )
+    # Nothing is left being read: the page stops asking.
+    expect()(page.locator("#corpora-table")).to_have_attribute("data-pending", "false")

@@ -19,6 +19,7 @@ from documents.selectors import (
     corpus_get_for_user,
     corpus_progress,
     document_get_for_user,
+    documents_in_progress_for_user,
 )
 from ui import selectors
 from ui.forms import CorpusCreateForm
@@ -48,7 +49,12 @@ def corpora(request):
                 return redirect("corpus", pk=corpus.pk)
     elif request.method == "POST":
         raise PermissionDenied("Only a team's admins can create its corpora.")
-    return render(request, "ui/corpora.html", {"corpora": corpora_with_counts(request.user), "form": form})
+    context = {
+        "corpora": corpora_with_counts(request.user),
+        "corpora_pending": documents_in_progress_for_user(request.user),
+        "form": form,
+    }
+    return render(request, "ui/corpora.html", context)
 
 
 @login_required
