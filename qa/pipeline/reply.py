@@ -79,10 +79,6 @@ class Reply:
         return self.outcome in SHOWN_AS_ANSWER
 
 
-def _percent(probability: float) -> str:
-    return f"{round(probability * 100)}%"
-
-
 def decide_reply(answer: Replyable, thresholds: ReplyThresholds = ReplyThresholds()) -> Reply:
     """The reply outcome a client branches on, and why.
 
@@ -100,15 +96,14 @@ def decide_reply(answer: Replyable, thresholds: ReplyThresholds = ReplyThreshold
     if confidence is not None and confidence < thresholds.withhold_confidence:
         return Reply(
             "refused",
-            f"GroundedQA is only {_percent(confidence)} sure of the answer it found, below the "
-            f"{_percent(thresholds.withhold_confidence)} this preset needs to show one.",
+            "GroundedQA found a possible answer but is not sure enough of it to show it: this preset "
+            "withholds unsure answers. The trace shows what it found and how sure it was.",
         )
     missing = ", ".join(answer.missing or ())
     if confidence is not None and confidence < thresholds.answer_confidence:
         reason = (
-            f"GroundedQA is only {_percent(confidence)} sure that this answers your question "
-            f"(it shows answers as answers from {_percent(thresholds.answer_confidence)}): the quoted "
-            "sentences may be about something else. Read the sources before relying on it."
+            "GroundedQA is not sure that this answers your question: the quoted sentences may be "
+            "about something else. Read the sources before relying on it."
         )
         if kind == "partial" and missing:
             reason += f" The sources do not cover {missing}."
@@ -122,7 +117,9 @@ def decide_reply(answer: Replyable, thresholds: ReplyThresholds = ReplyThreshold
         )
     if confidence is None:
         return Reply("answer", "This preset does not estimate confidence: check each sentence's sources.")
-    return Reply("answer", f"GroundedQA is {_percent(confidence)} sure this answer is right.")
+    return Reply(
+        "answer", "GroundedQA's checks found this answer likely right; each sentence links to its source."
+    )
 
 
 # The generators whose answer sentences are source sentences quoted verbatim (qa.pipeline.answering):

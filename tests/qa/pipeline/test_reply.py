@@ -23,11 +23,11 @@ THRESHOLDS = ReplyThresholds(answer_confidence=0.5, withhold_confidence=0.2)
 
 # (answer, outcome, words the reason must contain)
 CASES = [
-    (answer(confidence=0.9), "answer", "90% sure"),
-    (answer(confidence=0.5), "answer", "50% sure"),  # the threshold itself shows as an answer
-    (answer(confidence=0.49), "low_confidence", "only 49% sure"),
+    (answer(confidence=0.9), "answer", "likely right"),
+    (answer(confidence=0.5), "answer", "likely right"),  # the threshold itself shows as an answer
+    (answer(confidence=0.49), "low_confidence", "not sure that this answers"),
     (answer(confidence=0.3, kind="answerable"), "low_confidence", "may be about something else"),
-    (answer(confidence=0.1), "refused", "only 10% sure"),
+    (answer(confidence=0.1), "refused", "not sure enough"),
     (answer(confidence=None), "answer", "does not estimate confidence"),
     (answer(confidence=0.8, kind="partial", missing=("the uid",)), "partial", "not the uid"),
     (answer(confidence=0.3, kind="partial", missing=("the uid",)), "low_confidence", "do not cover the uid"),
@@ -45,6 +45,7 @@ def test_outcome_and_reason(given, outcome, words):
     reply = decide_reply(given, THRESHOLDS)
     assert reply.outcome == outcome
     assert words in reply.reason
+    assert "%" not in reply.reason  # plain words on the card; the probabilities are in the trace
     assert reply.shown_as_answer == (outcome in ("answer", "partial"))
 
 
