@@ -88,12 +88,19 @@ def test_presets_lists_every_preset_with_its_parameters():
     assert default["retrieval"]["unit"] and default["answer"]["max_attempts"] >= 1
 
 
-def test_presets_plain_listing_names_every_preset_and_says_llm_only_retrieves_nothing():
+def test_presets_plain_listing_groups_every_preset_and_says_llm_only_retrieves_nothing():
+    from qa.pipeline import preset_guide
+
     out = io.StringIO()
     call_command("presets", stdout=out)
     lines = out.getvalue().splitlines()
-    headers = [line.split(":")[0] for line in lines if not line.startswith(" ")]
-    assert headers == list(PRESET_NAMES)
+    # Grouped as where presets are chosen in the browser: recommended first, default at its head.
+    assert [line for line in lines if line.startswith("== ")] == [
+        f"== {group.title} ==" for group in preset_guide.groups()
+    ]
+    headers = [line.split(":")[0] for line in lines if not line.startswith((" ", "== "))]
+    assert sorted(headers) == sorted(PRESET_NAMES)
+    assert lines[1].startswith("default: ") and "[no LLM" in lines[1]
     llm_only = next(i for i, line in enumerate(lines) if line.startswith("llm-only:"))
     assert lines[llm_only + 1].strip() == "retrieval: none"
     default = next(i for i, line in enumerate(lines) if line.startswith("default:"))

@@ -1,4 +1,5 @@
-"""python manage.py presets: list the pipeline presets and every parameter they set."""
+"""python manage.py presets: the pipeline presets by group (what each is for, what it needs) and every
+parameter they set."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import json
 from django.core.management.base import BaseCommand
 
 from qa import presets
+from qa.pipeline import preset_guide
 
 
 class Command(BaseCommand):
@@ -20,11 +22,17 @@ class Command(BaseCommand):
         if options["json"]:
             self.stdout.write(json.dumps(configs, indent=2))
             return
-        for config in configs:
-            self.stdout.write(f"{config['name']}: {config['description']}")
-            for section in ("retrieval", "answer"):
-                # llm-only has no retrieval stage: its section is None, not an empty dict.
-                values = config[section]
-                params = ", ".join(f"{k}={v}" for k, v in values.items()) if values else "none"
-                self.stdout.write(f"    {section}: {params}")
-            self.stdout.write(f"    reranker: {config['reranker']}")
+        by_name = {config["name"]: config for config in configs}
+        for group in preset_guide.groups():
+            self.stdout.write(f"== {group.title} ==")
+            for summary in group.presets:
+                self._write(by_name[summary.name], summary)
+
+    def _write(self, config: dict, summary: preset_guide.PresetSummary) -> None:
+        self.stdout.write(f"{config['name']}: {summary.use} [{summary.cost}]")
+        for section in ("retrieval", "answer"):
+            # llm-only has no retrieval stage: its section is None, not an empty dict.
+            values = config[section]
+            params = ", ".join(f"{k}={v}" for k, v in values.items()) if values else "none"
+            self.stdout.write(f"    {section}: {params}")
+        self.stdout.write(f"    reranker: {config['reranker']}")
