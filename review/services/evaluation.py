@@ -319,8 +319,8 @@ def prediction_from_json(case_id: str, data: dict) -> Prediction:
     )
 
 
-def _finish(run: EvaluationRun, cases: list[GoldCase]) -> EvaluationRun:
-    results = {r.gold_case_id: r for r in EvaluationCaseResult.objects.filter(run=run)}
+def _score(run: EvaluationRun, cases: list[GoldCase], results: dict) -> tuple[dict, dict]:
+    """The run's metrics over ``cases`` (from its stored answers) and each case's row, by case id."""
     gold_texts: dict[str, str] = {}
     for case in cases:
         gold_texts.update(case.evidence_texts or {})
@@ -337,7 +337,31 @@ def _finish(run: EvaluationRun, cases: list[GoldCase]) -> EvaluationRun:
     if classes:
         by_id = {p.case_id: p for p in predictions}
         metrics.update({f"class_{k}": v for k, v in class_metrics(classes, by_id).items()})
-    rows = {row["case_id"]: row for row in outcome.per_case}
+    return metrics, {row["case_id"]: row for row in outcome.per_case}
+
+
+# Gold an annotation task produced: annotators agreed, or a reviewer adjudicated their disagreement.
+ANNOTATED_GOLD = ("adjudicated", "agreed")
+
+
+def run_metrics_on_annotated_gold(run: EvaluationRun) -> tuple[dict, int]:
+    """A finished run's metrics over only the cases whose gold came from an annotation task, at the
+    revision the run scored (nothing is stored), and how many cases that is."""
+    results = {
+        r.gold_case_id: r
+        for r in EvaluationCaseResult.objects.filter(run=run).select_related("gold_case")
+        if r.gold_case.provenance in ANNOTATED_GOLD and r.gold_case.revision == r.gold_revision
+    }
+    cases = [result.gold_case for result in results.values()]
+    if not cases:
+        return {}, 0
+    metrics, _ = _score(run, cases, results)
+    return metrics, len(cases)
+
+
+def _finish(run: EvaluationRun, cases: list[GoldCase]) -> EvaluationRun:
+    results = {r.gold_case_id: r for r in EvaluationCaseResult.objects.filter(run=run)}
+    metrics, rows = _score(run, cases, results)
     for case in cases:
         if case.pk in results:
             results[case.pk].metrics = rows[selectors.evaluation_case_id(case)]

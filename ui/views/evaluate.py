@@ -11,7 +11,7 @@ from documents.errors import DomainError
 from review import selectors as review_selectors
 from review.evaluation import glossary
 from review.models import EvaluationRun
-from review.services.evaluation import evaluation_run_create
+from review.services.evaluation import evaluation_run_create, run_metrics_on_annotated_gold
 from ui import evaluation
 from ui.forms import EvaluationRunForm
 from ui.views.common import paginate, require_role
@@ -82,7 +82,13 @@ def evaluation_run(request, pk: int):
     run = review_selectors.run_get_for_user(request.user, pk)
     results = list(review_selectors.run_case_results(run)) if run.status == EvaluationRun.Status.DONE else []
     type_headers, type_rows = evaluation.question_type_rows([result.metrics for result in results])
-    metric_rows = evaluation.metric_rows(run.metrics or {}, run.preset)
+    metrics = run.metrics or {}
+    # ?gold=annotated: scored again on the cases whose gold annotators agreed on or a reviewer adjudicated.
+    annotated_only = request.GET.get("gold") == "annotated" and run.status == EvaluationRun.Status.DONE
+    annotated_cases = None
+    if annotated_only:
+        metrics, annotated_cases = run_metrics_on_annotated_gold(run)
+    metric_rows = evaluation.metric_rows(metrics, run.preset)
     return render(
         request,
         "ui/evaluation_run.html",
@@ -103,6 +109,8 @@ def evaluation_run(request, pk: int):
             ),
             "type_rows": type_rows,
             "gold_agreement": evaluation.gold_agreement(results),
+            "annotated_only": annotated_only,
+            "annotated_cases": annotated_cases,
             "configuration": evaluation.configuration_label(run.preset),
             "results": results,
             "pending": run.status in (EvaluationRun.Status.QUEUED, EvaluationRun.Status.RUNNING),
