@@ -156,18 +156,29 @@ def switch_off_structure_rules(names: Sequence[str]) -> None:
                 setattr(module, STRUCTURE_RULES[name], 0)
 
 
-def run_genre(
-    config, *, show: bool = False, framing: frozenset[str] = frozenset(), section_headers: bool = False
-) -> dict[str, float]:
+def genre_pipeline(config, *, section_headers: bool = False):
+    """The preset's pipeline over the genre documents, in memory with the bundled embedding model;
+    with its index and embedder."""
     from qa.pipeline.embedding import SentenceTransformerEmbedder
     from qa.pipeline.factory import ModelClients, build_pipeline
     from qa.pipeline.memory_index import InMemoryCorpusIndex
-    from qa.pipeline.runner import answer_question
 
     embedder = SentenceTransformerEmbedder()
     index = InMemoryCorpusIndex(load_documents(), embedder, section_headers=section_headers)
-    pipeline = build_pipeline(config, index=index, clients=ModelClients(embedder=embedder))
-    sentences = [s for passage in index.passages("document") for s in passage.sentences]
+    return build_pipeline(config, index=index, clients=ModelClients(embedder=embedder)), index, embedder
+
+
+def genre_sentences(index) -> list:
+    return [s for passage in index.passages("document") for s in passage.sentences]
+
+
+def run_genre(
+    config, *, show: bool = False, framing: frozenset[str] = frozenset(), section_headers: bool = False
+) -> dict[str, float]:
+    from qa.pipeline.runner import answer_question
+
+    pipeline, index, _ = genre_pipeline(config, section_headers=section_headers)
+    sentences = genre_sentences(index)
     outcomes, ranks = [], []
     for question in load_questions():
         run = answer_question(question.question, pipeline=pipeline)

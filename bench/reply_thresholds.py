@@ -77,16 +77,11 @@ def clapnq_rows(config) -> list[dict]:
 
 
 def genre_rows(config) -> list[dict]:
-    from bench.genre import load_documents, load_questions, score
-    from qa.pipeline.embedding import SentenceTransformerEmbedder
-    from qa.pipeline.factory import ModelClients, build_pipeline
-    from qa.pipeline.memory_index import InMemoryCorpusIndex
+    from bench.genre import genre_pipeline, genre_sentences, load_questions, score
     from qa.pipeline.runner import answer_question
 
-    embedder = SentenceTransformerEmbedder()
-    index = InMemoryCorpusIndex(load_documents(), embedder)
-    pipeline = build_pipeline(config, index=index, clients=ModelClients(embedder=embedder))
-    sentences = [s for passage in index.passages("document") for s in passage.sentences]
+    pipeline, index, _ = genre_pipeline(config)
+    sentences = genre_sentences(index)
     rows = []
     for question in load_questions():
         answer = answer_question(question.question, pipeline=pipeline).answer

@@ -61,17 +61,12 @@ def _rows(question_id: str, question: str, answer, gold: set[str], embedder) -> 
 
 
 def genre_rows(config) -> list[dict]:
-    from bench.genre import gold_sentence_ids, load_documents, load_questions
-    from qa.pipeline.embedding import SentenceTransformerEmbedder
-    from qa.pipeline.factory import ModelClients, build_pipeline
-    from qa.pipeline.memory_index import InMemoryCorpusIndex
+    from bench.genre import genre_pipeline, genre_sentences, gold_sentence_ids, load_questions
     from qa.pipeline.runner import answer_question
     from review.evaluation.predictions import evidence_key
 
-    embedder = SentenceTransformerEmbedder()
-    index = InMemoryCorpusIndex(load_documents(), embedder)
-    pipeline = build_pipeline(config, index=index, clients=ModelClients(embedder=embedder))
-    sentences = [s for passage in index.passages("document") for s in passage.sentences]
+    pipeline, index, embedder = genre_pipeline(config)
+    sentences = genre_sentences(index)
     rows = []
     for question in load_questions():
         answer = answer_question(question.question, pipeline=pipeline).answer

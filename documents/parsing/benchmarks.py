@@ -15,6 +15,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from qa.pipeline.lexicon import MONTHS
 from qa.pipeline.segment import segment
 
 from .assemble import TITLE_MAX_CHARS, document_from_sentences, document_from_text, shorten
@@ -33,26 +34,7 @@ _DAILY_MAIL_BYLINE = re.compile(
 _DAILY_MAIL_DATE = re.compile(
     r"^(?:By \..*?)?(?:PUBLISHED|UPDATED): \. [\d:]+ \w+, (\d{1,2}) (\w+) (\d{4}) \.", re.S
 )
-_MONTHS = {
-    name: number
-    for number, name in enumerate(
-        (
-            "january",
-            "february",
-            "march",
-            "april",
-            "may",
-            "june",
-            "july",
-            "august",
-            "september",
-            "october",
-            "november",
-            "december",
-        ),
-        start=1,
-    )
-}
+_MONTHS = {name: number for number, name in enumerate(MONTHS, start=1)}
 
 
 def iter_analyst_bench_corpus(root: Path) -> Iterator[ParsedDocument]:
