@@ -160,6 +160,11 @@ def wait_until_ended(corpus_ids: list[int], kills: list[DocumentKill], *, timeou
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         now = time.monotonic()
+        # Read before the rows: a document that turns ready between the two reads is then seen ready
+        # in the rows of the last pass (read after, a kill's ready time could be missed).
+        ended = not Document.objects.filter(
+            corpus_id__in=corpus_ids, status__in=["queued", *IN_FLIGHT]
+        ).exists()
         rows = {
             pk: (status, owner)
             for pk, status, owner in Document.objects.filter(pk__in=[k.document for k in kills]).values_list(
@@ -174,7 +179,7 @@ def wait_until_ended(corpus_ids: list[int], kills: list[DocumentKill], *, timeou
                 kill.requeued_after = now - kill.at
             if kill.ready_after is None and status == "ready":
                 kill.ready_after = now - kill.at
-        if not Document.objects.filter(corpus_id__in=corpus_ids, status__in=["queued", *IN_FLIGHT]).exists():
+        if ended:
             return
         time.sleep(0.2)
 
