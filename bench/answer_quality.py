@@ -60,6 +60,21 @@ def predict(case: GoldCase, index, embedder, config) -> tuple[Prediction, Pipeli
     return prediction_from_run(case.case_id, run), run
 
 
+def clapnq_predictions(config, *, progress_every: int = 0):
+    """Each CLAPNQ-dev case with the preset's prediction and run, over the in-memory index (the
+    cached encoder's vectors); and the query embedder, for benches that score answer sentences."""
+    corpus_embedder = CachingEmbedder(SentenceTransformerEmbedder(), CACHE, MODEL)
+    embedder = MemoEmbedder(corpus_embedder)
+    documents, _ = clapnq()
+    index, _ = build(documents, corpus_embedder)
+    cases, _ = clapnq_cases()
+    for number, case in enumerate(cases, 1):
+        prediction, run = predict(case, index, embedder, config)
+        yield case, prediction, run, embedder
+        if progress_every and number % progress_every == 0:
+            print(f"  CLAPNQ-dev {number}/{len(cases)}", flush=True)
+
+
 def report(name: str, cases, gold_texts, index, embedder, config, show_cases: bool, convention: str) -> None:
     predictions = []
     for case in cases:

@@ -56,23 +56,13 @@ def _row(case_id: str, answerable: bool, answer, f1: float | None) -> dict:
 
 
 def clapnq_rows(config) -> list[dict]:
-    from bench.answer_quality import clapnq_cases, predict
-    from bench.retrieval_quality import CACHE, MODEL, MemoEmbedder, build, clapnq
-    from qa.pipeline.embedding import CachingEmbedder, SentenceTransformerEmbedder
+    from bench.answer_quality import clapnq_predictions
     from review.evaluation.metrics import citation_prf
 
-    corpus_embedder = CachingEmbedder(SentenceTransformerEmbedder(), CACHE, MODEL)
-    embedder = MemoEmbedder(corpus_embedder)
-    documents, _ = clapnq()
-    index, _ = build(documents, corpus_embedder)
-    cases, _ = clapnq_cases()
     rows = []
-    for number, case in enumerate(cases, 1):
-        prediction, run = predict(case, index, embedder, config)
+    for case, prediction, run, _ in clapnq_predictions(config, progress_every=20):
         prf = citation_prf(prediction.cited_evidence, case.gold_evidence)
         rows.append(_row(case.case_id, case.answerable, run.answer, prf.f1 if prf else None))
-        if number % 20 == 0:
-            print(f"  CLAPNQ-dev {number}/{len(cases)}", flush=True)
     return rows
 
 

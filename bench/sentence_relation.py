@@ -77,22 +77,12 @@ def genre_rows(config) -> list[dict]:
 
 
 def clapnq_rows(config) -> list[dict]:
-    from bench.answer_quality import clapnq_cases, predict
-    from bench.retrieval_quality import CACHE, MODEL, MemoEmbedder, build, clapnq
-    from qa.pipeline.embedding import CachingEmbedder, SentenceTransformerEmbedder
+    from bench.answer_quality import clapnq_predictions
 
-    corpus_embedder = CachingEmbedder(SentenceTransformerEmbedder(), CACHE, MODEL)
-    embedder = MemoEmbedder(corpus_embedder)
-    documents, _ = clapnq()
-    index, _ = build(documents, corpus_embedder)
-    cases, _ = clapnq_cases()
     rows = []
-    for number, case in enumerate(cases, 1):
-        _, run = predict(case, index, embedder, config)
+    for case, _, run, embedder in clapnq_predictions(config, progress_every=40):
         gold = set(case.gold_evidence) if case.answerable else set()
         rows += _rows(case.case_id, case.question, run.answer, gold, embedder)
-        if number % 40 == 0:
-            print(f"  CLAPNQ-dev {number}/{len(cases)}", flush=True)
     return rows
 
 
