@@ -153,6 +153,8 @@ class GoldCase(models.Model):
         ADJUDICATED = "adjudicated"
         # Written from an annotation task's annotators where they agreed (metadata["annotation"]).
         AGREED = "agreed"
+        # A question an analyst asked, taken into a benchmark to be annotated (source_answer is its answer).
+        ASKED = "asked"
 
     benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="cases")
     case_id = models.CharField(max_length=100)
@@ -367,6 +369,8 @@ class Annotation(models.Model):
     # ({"answer": pk, "answerability", "evidence": keys}), so agreement with it is reported apart.
     prefilled = models.BooleanField(default=False)
     suggestion = models.JSONField(default=dict, blank=True)
+    # What an answer to the question scoring 1-5 looks like, as GoldCase.rubric holds it; None if not given.
+    rubric = models.JSONField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -13,6 +13,7 @@ from qa.selectors import team_presets_for_user
 from qa.services import MAX_QUESTION_CHARS
 from review.models import GoldCase, Review
 from review.selectors import QUEUE_STATUSES
+from review.selectors.annotate_page import RUBRIC_SCORES, AnnotateState, with_opened
 
 
 def preset_choices() -> list:
@@ -512,3 +513,83 @@ class TaskCreateForm(UIForm):
     def __init__(self, *args, benchmarks, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["benchmark"].queryset = benchmarks
+
+
+class AskedTaskForm(UIForm):
+    """A new annotation task whose items are the questions analysts asked on a corpus."""
+
+    id_prefix = "asked_"
+    corpus = forms.ModelChoiceField(queryset=None, empty_label=None)
+    questions = forms.ChoiceField(
+        label="Questions",
+        choices=[
+            ("reviewed", "Reviewed (any decision)"),
+            ("flagged", "Flagged"),
+            ("unreviewed", "Not reviewed yet"),
+            ("all", "All asked"),
+        ],
+        initial="reviewed",
+    )
+    benchmark = forms.CharField(
+        max_length=200,
+        label="Into benchmark",
+        help_text="The questions join this benchmark as gold cases (a new one if no benchmark has the "
+        "name); agreed and adjudicated answers are written into them.",
+    )
+    name = forms.CharField(max_length=200)
+    overlap = forms.IntegerField(min_value=1, max_value=20, initial=2, help_text="Annotators per question.")
+    annotators = forms.CharField(help_text="Usernames of team members, separated by spaces or commas.")
+    limit = forms.IntegerField(
+        min_value=1, max_value=500, required=False, label="At most", help_text="Questions (default: 500)."
+    )
+    guidelines = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}))
+    prefill = forms.BooleanField(
+        required=False,
+        label="Pre-fill with the answer GroundedQA gave",
+        help_text="Each question starts from the answer the analyst got, marked as GroundedQA's suggestion.",
+    )
+
+    def __init__(self, *args, corpora, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["corpus"].queryset = corpora
+
+
+class ReviewSplitForm(UIForm):
+    """Hand a corpus's unreviewed answers to some of its team's annotators, least confident first."""
+
+    id_prefix = "split_"
+    corpus = forms.ModelChoiceField(queryset=None, empty_label=None)
+    reviewers = forms.CharField(
+        label="Reviewers", help_text="Usernames of team members (annotator or above), by spaces or commas."
+    )
+    limit = forms.IntegerField(
+        min_value=1, max_value=10000, required=False, label="At most", help_text="Answers (default: all)."
+    )
+
+    def __init__(self, *args, corpora, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["corpus"].queryset = corpora
+
+
+def _pks(values) -> tuple[int, ...]:
+    return tuple(dict.fromkeys(int(v) for v in values if str(v).isdigit()))
+
+
+def annotate_state_from_post(post, *, prefill: bool) -> tuple[str, AnnotateState]:
+    """The annotate page's action (save, skip, open, search) and the choices its form carries."""
+    # A search result's "Open" button carries the document instead of an action.
+    action = post.get("action") or ("open" if post.get("open_result") else "save")
+    state = AnnotateState(
+        answerability=post.get("answerability", ""),
+        evidence=_pks(post.getlist("evidence")),
+        opened=_pks(post.getlist("opened")),
+        reference_answer=post.get("reference_answer", ""),
+        question_type=post.get("question_type", ""),
+        skip_reason=post.get("skip_reason", ""),
+        query=post.get("query", "").strip()[:300],
+        prefilled=prefill and post.get("prefilled") == "1",
+        rubric_description=post.get("rubric_description", "")[:2000],
+        rubric_scale={score: post.get(f"rubric_{score}", "")[:1000] for score in RUBRIC_SCORES},
+    )
+    opening = post.get("open_result", "") or (post.get("open_document", "") if action == "open" else "")
+    return action, with_opened(state, opening)

@@ -20,6 +20,7 @@ from review.api import annotation_serializers as s
 from review.models import Assignment
 from review.selectors import annotation as annotation_selectors
 from review.services import annotation as annotation_services
+from review.services import asked_tasks
 
 
 class AnnotationTaskList(generics.ListAPIView):
@@ -45,6 +46,40 @@ class AnnotationTaskList(generics.ListAPIView):
             annotators=annotation_services.annotators_by_username(benchmark, data["annotators"]),
             case_ids=data["case_ids"],
             prefill=data["prefill"],
+            user=request.user,
+        )
+        task = annotation_selectors.task_get_for_user(request.user, task.pk)
+        return Response(s.AnnotationTaskSerializer(task).data, status=status.HTTP_201_CREATED)
+
+
+def _corpus(user, key: str):
+    return corpus_get_for_user(user, pk=int(key)) if key.isdigit() else corpus_get_for_user(user, name=key)
+
+
+class AskedQuestionsTask(APIView):
+    """A task whose items are the questions analysts asked on a corpus (reviewers).
+
+    The questions join the named benchmark as gold cases (provenance "asked", linked to their
+    answers); agreed and adjudicated annotations are written into those cases.
+    """
+
+    @extend_schema(request=s.AskedTaskInput, responses={201: s.AnnotationTaskSerializer})
+    def post(self, request):
+        body = s.AskedTaskInput(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        corpus = _corpus(request.user, data["corpus"])
+        permissions.require_role(request.user, corpus.team, "create annotation tasks")
+        task = asked_tasks.annotation_task_over_asked(
+            corpus=corpus,
+            questions=data["questions"],
+            benchmark_name=data["benchmark"],
+            name=data["name"],
+            guidelines=data["guidelines"],
+            overlap=data["overlap"],
+            annotators=annotation_services.members_by_username(corpus.team, data["annotators"]),
+            prefill=data["prefill"],
+            limit=data["limit"],
             user=request.user,
         )
         task = annotation_selectors.task_get_for_user(request.user, task.pk)

@@ -8,6 +8,30 @@ from rest_framework import serializers
 from review.models import Adjudication, Annotation, AnnotationTask, Assignment
 
 
+class AskedTaskInput(serializers.Serializer):
+    corpus = serializers.CharField(help_text="Corpus id or name (of your team).")
+    questions = serializers.ChoiceField(
+        choices=["reviewed", "flagged", "unreviewed", "all"],
+        default="reviewed",
+        help_text="Which questions analysts asked on the corpus, by their answer's latest review decision.",
+    )
+    benchmark = serializers.CharField(
+        max_length=200,
+        help_text="The benchmark the questions join as gold cases (made if no benchmark has this name); "
+        "what the annotators agree on or a reviewer adjudicates is written into them.",
+    )
+    name = serializers.CharField(max_length=200)
+    guidelines = serializers.CharField(required=False, allow_blank=True, default="")
+    overlap = serializers.IntegerField(min_value=1, max_value=20, default=2)
+    annotators = serializers.ListField(
+        child=serializers.CharField(max_length=150), min_length=1, max_length=200
+    )
+    prefill = serializers.BooleanField(default=False, help_text="Start each item from the answer given.")
+    limit = serializers.IntegerField(
+        min_value=1, max_value=500, required=False, default=None, help_text="At most this many questions."
+    )
+
+
 class AnnotationTaskInput(serializers.Serializer):
     benchmark = serializers.CharField(help_text="Benchmark name or id (on a corpus of your team).")
     name = serializers.CharField(max_length=200)
@@ -91,6 +115,7 @@ class AnnotationSerializer(serializers.ModelSerializer):
             "question_type",
             "prefilled",
             "suggestion",
+            "rubric",
             "updated_at",
         ]
         read_only_fields = fields
@@ -166,6 +191,13 @@ class AnnotationInput(serializers.Serializer):
         "evidence agreement.",
     )
     question_type = serializers.CharField(allow_blank=True, default="", max_length=50)
+    rubric = serializers.JSONField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="What an answer scoring 1-5 looks like, as a gold case's rubric: "
+        '{"description": ..., "scale": {"1": ..., "5": ...}}.',
+    )
     prefilled = serializers.BooleanField(
         default=False,
         help_text="You started from GroundedQA's suggestion (tasks with prefill only); it is stored with "

@@ -19,6 +19,11 @@ urlpatterns = [
         name="api-benchmark-case",
     ),
     path("annotation-tasks/", annotation.AnnotationTaskList.as_view(), name="api-annotation-task-list"),
+    path(
+        "annotation-tasks/from-questions/",
+        annotation.AskedQuestionsTask.as_view(),
+        name="api-annotation-task-from-questions",
+    ),
     path("annotation-tasks/<int:pk>/", annotation.AnnotationTaskDetail.as_view(), name="api-annotation-task"),
     path(
         "annotation-tasks/<int:pk>/queue/", annotation.AnnotationQueue.as_view(), name="api-annotation-queue"

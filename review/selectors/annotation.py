@@ -258,17 +258,28 @@ def evidence_search(corpus, query: str, *, k: int = 10) -> list[Sentence]:
 
 def review_progress(corpus) -> list[dict]:
     """Per reviewer of the corpus's split review queue: answers assigned, reviewed, still waiting."""
+    return _progress(ReviewAssignment.objects.filter(answer__question__corpus=corpus))
+
+
+def review_progress_for_user(user) -> list[dict]:
+    """review_progress of every corpus the user reads, each row naming its corpus."""
+    assignments = ReviewAssignment.objects.filter(answer__question__corpus__in=corpora_for_user(user))
+    return _progress(assignments, by_corpus=True)
+
+
+def _progress(assignments, *, by_corpus: bool = False) -> list[dict]:
+    keys = ["answer__question__corpus__name", "reviewer__username"] if by_corpus else ["reviewer__username"]
     rows = (
-        ReviewAssignment.objects.filter(answer__question__corpus=corpus)
-        .values("reviewer__username")
+        assignments.values(*keys)
         .annotate(
             assigned=Count("pk", distinct=True),
             reviewed=Count("pk", filter=Q(answer__reviews__isnull=False), distinct=True),
         )
-        .order_by("reviewer__username")
+        .order_by(*keys)
     )
     return [
         {
+            **({"corpus": row["answer__question__corpus__name"]} if by_corpus else {}),
             "reviewer": row["reviewer__username"],
             "assigned": row["assigned"],
             "reviewed": row["reviewed"],

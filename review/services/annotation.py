@@ -21,6 +21,7 @@ from django.utils import timezone
 from documents import permissions
 from documents.models import Document, Role, Sentence
 from review import selectors as review_selectors
+from review.benchmark_files import rubric_problem
 from review.errors import AnnotationInvalid, AssignmentConflict
 from review.evaluation.types import evidence_key, split_evidence_key
 from review.models import (
@@ -33,6 +34,7 @@ from review.models import (
     ReviewAssignment,
 )
 from review.selectors import annotation as annotation_selectors
+from review.selectors.annotate_page import AnnotateState
 from review.services.gold import apply_changes, bump_version, lock_benchmark
 
 
@@ -189,6 +191,7 @@ def annotation_submit(
     opened_document_ids: Sequence[int] = (),
     question_type: str = "",
     prefilled: bool = False,
+    rubric: dict | None = None,
 ) -> Annotation:
     """The annotator's answer for their assignment (a later submission replaces it).
 
@@ -198,6 +201,9 @@ def annotation_submit(
     corpus = assignment.task.benchmark.corpus
     sentences = _evidence(corpus, evidence_sentence_ids)
     _check_answerability(answerability, sentences)
+    problem = rubric_problem(rubric)
+    if problem:
+        raise AnnotationInvalid(problem[0].upper() + problem[1:] + ".")
     suggestion = None
     if prefilled:
         if not assignment.task.prefill:
@@ -232,6 +238,7 @@ def annotation_submit(
                 "question_type": (question_type or "").strip()[:50],
                 "prefilled": suggestion is not None,
                 "suggestion": suggestion.as_json() if suggestion is not None else {},
+                "rubric": rubric or None,
             },
         )
         locked.status = Assignment.Status.DONE
@@ -240,6 +247,24 @@ def annotation_submit(
         locked.submitted_at = locked.submitted_at or timezone.now()
         locked.save(update_fields=["status", "skip_reason", "submitted_at", "updated_at"])
     return annotation
+
+
+def annotate_page_act(*, assignment: Assignment, action: str, state: AnnotateState) -> str:
+    """Save or skip an item as the annotate page's form left it; what the page tells the annotator."""
+    if action == "skip":
+        assignment_skip(assignment=assignment, reason=state.skip_reason)
+        return f"Skipped {assignment.gold_case.case_id}."
+    annotation_submit(
+        assignment=assignment,
+        answerability=state.answerability,
+        evidence_sentence_ids=state.evidence,
+        reference_answer=state.reference_answer,
+        opened_document_ids=state.opened,
+        question_type=state.question_type,
+        prefilled=state.prefilled,
+        rubric=state.rubric(),
+    )
+    return f"Saved your answer to {assignment.gold_case.case_id}."
 
 
 def assignment_open(*, assignment: Assignment) -> None:
@@ -292,6 +317,7 @@ def _write_gold(
     reference_answer: str,
     record: dict,
     note: str,
+    rubric: dict | None = None,
 ) -> GoldCase:
     """Write a decided answer into the case as a new revision (none when nothing changes)."""
     with transaction.atomic():
@@ -307,12 +333,19 @@ def _write_gold(
             "provenance": provenance,
             "metadata": {**case.metadata, "annotation": record},
         }
+        if rubric:
+            changes["rubric"] = rubric
         if "answerability" in case.metadata:
             # A benchmark with answerability classes (MTRAG-UN's) scores them: the decision is the class.
             changes["metadata"]["answerability"] = answerability
         if apply_changes(case, changes, benchmark_version=locked.version + 1, user=user, note=note):
             bump_version(locked)
     return case
+
+
+def _first_rubric(rows) -> dict | None:
+    """The rubric the first annotator (username order) wrote; a case's own rubric stays when none did."""
+    return next((row.rubric for row in rows if row.rubric), None)
 
 
 def _note(verb: str, task: AnnotationTask, user, item) -> str:
@@ -363,6 +396,7 @@ def adjudicate(
             reference_answer=reference_answer,
             record=record,
             note=_note("adjudicated", task, adjudicator, item),
+            rubric=_first_rubric(measured.annotations[item.item]),
         )
         return Adjudication.objects.create(
             task=task,
@@ -421,6 +455,7 @@ def agreed_to_gold(*, task: AnnotationTask, reviewer) -> int:
             ),
             record=record,
             note=_note("agreed", task, reviewer, item),
+            rubric=_first_rubric(rows),
         )
         written += case.revision != before
     return written

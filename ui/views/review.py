@@ -6,11 +6,16 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from documents import permissions
 from documents.errors import DomainError
+from documents.models import Role
+from documents.selectors import corpora_for_user
 from review import selectors as review_selectors
 from review.errors import ReviewConflict
+from review.selectors import annotation as annotation_selectors
+from review.services import annotation as annotation_services
 from review.services import benchmarks as benchmark_services
 from review.services import reviews as review_services
 from ui import selectors
@@ -20,6 +25,7 @@ from ui.forms import (
     FlagForm,
     GoldFromAnswerForm,
     ReviewQueueFilterForm,
+    ReviewSplitForm,
     sentence_reference,
 )
 from ui.presenters import answer_view, content_view
@@ -45,11 +51,57 @@ def review_queue(request):
         "retrieved_documents", "question__trace", "question__config"
     )
     page = paginate(request, answers)
+    return _queue_page(request, form=form, page=page)
+
+
+def _queue_page(request, *, form, page=None, split_form=None):
+    splittable = corpora_for_user(request.user).filter(
+        team__in=permissions.teams_with_role(request.user, Role.REVIEWER)
+    )
+    if split_form is None:
+        split_form = ReviewSplitForm(corpora=splittable)
+    if page is None:
+        page = paginate(request, review_selectors.review_queue(request.user, status="unreviewed"))
     return render(
         request,
         "ui/review_queue.html",
-        {"form": form, "page": page, "querystring": querystring_without_page(request)},
+        {
+            "form": form,
+            "page": page,
+            "querystring": querystring_without_page(request),
+            "split_form": split_form if splittable.exists() else None,
+            "progress": annotation_selectors.review_progress_for_user(request.user),
+        },
+        status=400 if split_form.errors else 200,
     )
+
+
+@login_required
+@require_POST
+def review_queue_split(request):
+    """Hand a corpus's unreviewed answers to team members, one reviewer each, least confident first."""
+    form = ReviewSplitForm(request.POST, corpora=corpora_for_user(request.user))
+    if form.is_valid():
+        corpus = form.cleaned_data["corpus"]
+        require_role(request.user, corpus.team, "split the review queue")
+        try:
+            assigned = annotation_services.review_queue_split(
+                corpus=corpus,
+                reviewers=annotation_services.members_by_username(
+                    corpus.team, form.cleaned_data["reviewers"].replace(",", " ").split()
+                ),
+                user=request.user,
+                limit=form.cleaned_data["limit"],
+            )
+        except DomainError as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(
+                request, f"Handed {assigned} answer{'' if assigned == 1 else 's'} of {corpus.name} out."
+            )
+            return redirect(f"{reverse('review-queue')}?status=unreviewed&corpus={corpus.pk}")
+    queue = ReviewQueueFilterForm({"status": "unreviewed"}, user=request.user)
+    return _queue_page(request, form=queue, split_form=form)
 
 
 def _editor_rows(content) -> list[dict]:

@@ -10,31 +10,49 @@ from django.views.decorators.http import require_http_methods
 
 from documents import permissions
 from documents.errors import DomainError
-from documents.models import Document, Role, Sentence
-from documents.selectors import documents_for_user
+from documents.models import Document, Role
+from documents.selectors import corpora_for_user, documents_for_user
 from review import selectors as review_selectors
-from review.evaluation.types import split_evidence_key
 from review.models import Annotation, Assignment
+from review.selectors import annotate_page
 from review.selectors import annotation as annotation_selectors
 from review.services import annotation as annotation_services
-from ui.forms import TaskCreateForm
+from review.services import asked_tasks
+from ui.forms import AskedTaskForm, TaskCreateForm, annotate_state_from_post
 from ui.views.common import require_role
-
-# How many of the corpus's documents the "open a document" list offers (by external id).
-DOCUMENT_CHOICES = 500
 
 
 def _words(text: str) -> list[str]:
     return [w for w in text.replace(",", " ").split() if w]
 
 
+def _tasks_page(request, *, form=None, asked_form=None):
+    may_create = permissions.teams_with_role(request.user, Role.REVIEWER)
+    benchmarks = review_selectors.benchmarks_for_user(request.user).filter(corpus__team__in=may_create)
+    corpora = corpora_for_user(request.user).filter(team__in=may_create)
+    form = TaskCreateForm(benchmarks=benchmarks) if form is None else form
+    asked_form = AskedTaskForm(corpora=corpora) if asked_form is None else asked_form
+    return render(
+        request,
+        "ui/tasks.html",
+        {
+            "tasks": annotation_selectors.tasks_for_user(request.user),
+            "form": form if benchmarks.exists() else None,
+            "asked_form": asked_form if corpora.exists() else None,
+        },
+        status=400 if form.errors or asked_form.errors else 200,
+    )
+
+
 @login_required
 @require_http_methods(["GET", "POST"])
 def tasks(request):
+    if request.method == "GET":
+        return _tasks_page(request)
     may_create = permissions.teams_with_role(request.user, Role.REVIEWER)
     benchmarks = review_selectors.benchmarks_for_user(request.user).filter(corpus__team__in=may_create)
-    form = TaskCreateForm(request.POST or None, benchmarks=benchmarks)
-    if request.method == "POST" and form.is_valid():
+    form = TaskCreateForm(request.POST, benchmarks=benchmarks)
+    if form.is_valid():
         data = form.cleaned_data
         require_role(request.user, data["benchmark"].corpus.team, "create annotation tasks")
         try:
@@ -55,15 +73,44 @@ def tasks(request):
         else:
             messages.success(request, f"Task {task.name} created and assigned.")
             return redirect("task", pk=task.pk)
-    return render(
-        request,
-        "ui/tasks.html",
-        {
-            "tasks": annotation_selectors.tasks_for_user(request.user),
-            "form": form if benchmarks.exists() else None,
-        },
-        status=400 if form.is_bound and form.errors else 200,
-    )
+    return _tasks_page(request, form=form)
+
+
+@login_required
+@require_http_methods(["POST"])
+def tasks_from_questions(request):
+    """A task over the questions analysts asked on a corpus (reviewers of its team)."""
+    corpora = corpora_for_user(request.user)
+    form = AskedTaskForm(request.POST, corpora=corpora)
+    if form.is_valid():
+        data = form.cleaned_data
+        require_role(request.user, data["corpus"].team, "create annotation tasks")
+        try:
+            task = asked_tasks.annotation_task_over_asked(
+                corpus=data["corpus"],
+                questions=data["questions"],
+                benchmark_name=data["benchmark"],
+                name=data["name"],
+                guidelines=data["guidelines"],
+                overlap=data["overlap"],
+                annotators=annotation_services.members_by_username(
+                    data["corpus"].team, _words(data["annotators"])
+                ),
+                prefill=data["prefill"],
+                limit=data["limit"],
+                user=request.user,
+            )
+        except DomainError as exc:
+            form.add_error(None, str(exc))
+        else:
+            count = task.cases.count()
+            messages.success(
+                request,
+                f"Task {task.name} created over {count} asked question{'' if count == 1 else 's'} "
+                f"(benchmark {task.benchmark.name}).",
+            )
+            return redirect("task", pk=task.pk)
+    return _tasks_page(request, asked_form=form)
 
 
 @login_required
@@ -116,17 +163,6 @@ def task_agreed(request, pk: int):
     return redirect("task", pk=current.pk)
 
 
-def _sentence_pks(corpus, keys) -> dict[str, int]:
-    """Evidence keys -> the pk of the live sentence under each (keys whose sentence is gone are left out)."""
-    wanted = [split_evidence_key(key) for key in keys]
-    documents = {doc for doc, _ in wanted}
-    rows = Sentence.objects.filter(document__corpus=corpus, document__external_id__in=documents).values_list(
-        "pk", "document__external_id", "label"
-    )
-    live = {f"{doc}#{label}": pk for pk, doc, label in rows}
-    return {key: live[key] for key in keys if key in live}
-
-
 def _ids(values) -> list[int]:
     return list(dict.fromkeys(int(v) for v in values if str(v).isdigit()))
 
@@ -134,132 +170,34 @@ def _ids(values) -> list[int]:
 @login_required
 @require_http_methods(["GET", "POST"])
 def task_annotate(request, pk: int):
-    """One assigned question: answerability, evidence by clicking sentences of any opened document."""
+    """One assigned question: answerability, evidence by clicking sentences of any opened document, rubric."""
     assignment = annotation_selectors.assignment_get_for_user(request.user, pk)
     task = assignment.task
-    corpus = task.benchmark.corpus
-    readable = documents_for_user(request.user).filter(corpus=corpus, status=Document.Status.READY)
-    previous = (
-        getattr(assignment, "annotation", None) if assignment.status == Assignment.Status.DONE else None
+    readable = documents_for_user(request.user).filter(
+        corpus=task.benchmark.corpus, status=Document.Status.READY
     )
     suggestion = annotation_selectors.pipeline_suggestion(assignment.gold_case) if task.prefill else None
     error = ""
     if request.method == "POST":
-        require_role(request.user, corpus.team, "annotate")
-        # A search result's "Open" button carries the document instead of an action.
-        action = request.POST.get("action") or ("open" if request.POST.get("open_result") else "save")
-        state = {
-            "answerability": request.POST.get("answerability", ""),
-            "evidence": _ids(request.POST.getlist("evidence")),
-            "opened": _ids(request.POST.getlist("opened")),
-            "reference_answer": request.POST.get("reference_answer", ""),
-            "question_type": request.POST.get("question_type", ""),
-            "skip_reason": request.POST.get("skip_reason", ""),
-            "query": request.POST.get("query", "").strip()[:300],
-            "prefilled": task.prefill and request.POST.get("prefilled") == "1",
-        }
-        opening = request.POST.get("open_result", "") or (
-            request.POST.get("open_document", "") if action == "open" else ""
-        )
-        if opening.isdigit():
-            state["opened"] = list(dict.fromkeys([*state["opened"], int(opening)]))
-        try:
-            if action == "save":
-                annotation_services.annotation_submit(
-                    assignment=assignment,
-                    answerability=state["answerability"],
-                    evidence_sentence_ids=state["evidence"],
-                    reference_answer=state["reference_answer"],
-                    opened_document_ids=state["opened"],
-                    question_type=state["question_type"],
-                    prefilled=state["prefilled"],
+        require_role(request.user, task.benchmark.corpus.team, "annotate")
+        action, state = annotate_state_from_post(request.POST, prefill=task.prefill)
+        if action in ("save", "skip"):
+            try:
+                said = annotation_services.annotate_page_act(
+                    assignment=assignment, action=action, state=state
                 )
-                messages.success(request, f"Saved your answer to {assignment.gold_case.case_id}.")
+            except DomainError as exc:
+                error = str(exc)
+            else:
+                messages.success(request, said)
                 return _next(request, task)
-            if action == "skip":
-                annotation_services.assignment_skip(assignment=assignment, reason=state["skip_reason"])
-                messages.success(request, f"Skipped {assignment.gold_case.case_id}.")
-                return _next(request, task)
-        except DomainError as exc:
-            error = str(exc)
-    elif previous is not None:
-        state = {
-            "answerability": previous.answerability,
-            "evidence": list(_sentence_pks(corpus, previous.evidence).values()),
-            "opened": list(
-                readable.filter(
-                    external_id__in=[
-                        *previous.opened_documents,
-                        *(split_evidence_key(k)[0] for k in previous.evidence),
-                    ]
-                ).values_list("pk", flat=True)
-            ),
-            "reference_answer": previous.reference_answer,
-            "question_type": previous.question_type,
-            "skip_reason": "",
-            "query": "",
-            "prefilled": previous.prefilled,
-        }
     else:
         annotation_services.assignment_open(assignment=assignment)
-        state = {
-            "answerability": "",
-            "evidence": [],
-            "opened": [],
-            "reference_answer": "",
-            "question_type": "",
-            "skip_reason": "",
-            "query": "",
-            "prefilled": False,
-        }
-        if suggestion is not None:
-            state.update(_state_from_suggestion(suggestion, corpus, readable))
-    opened = list(readable.filter(pk__in=state["opened"]).order_by("external_id"))
-    # Sentences of documents not opened yet; those of opened ones are clicked in their document.
-    found = [
-        s
-        for s in (annotation_selectors.evidence_search(corpus, state["query"]) if state["query"] else [])
-        if s.document_id not in {d.pk for d in opened}
-    ]
-    sentences = Sentence.objects.filter(document__in=opened).order_by("document__external_id", "ordinal")
-    by_document: dict[int, list] = {}
-    for row in sentences.only("pk", "label", "text", "document_id"):
-        by_document.setdefault(row.document_id, []).append(row)
-    return render(
-        request,
-        "ui/task_annotate.html",
-        {
-            "assignment": assignment,
-            "task": task,
-            "state": state,
-            "selected": set(state["evidence"]),
-            "opened": [{"document": d, "sentences": by_document.get(d.pk, [])} for d in opened],
-            "choices": readable.exclude(pk__in=[d.pk for d in opened])
-            .only("pk", "external_id", "title", "corpus")
-            .order_by("external_id")[:DOCUMENT_CHOICES],
-            "labels": Annotation.Answerability.choices,
-            "found": found,
-            "error": error,
-            "suggestion": suggestion,
-            "suggested": set(_sentence_pks(corpus, suggestion.evidence).values()) if suggestion else set(),
-        },
-        status=400 if error else 200,
+        state = annotate_page.initial_state(assignment, readable, suggestion)
+    context = annotate_page.annotate_page(
+        assignment=assignment, state=state, readable=readable, suggestion=suggestion
     )
-
-
-def _state_from_suggestion(suggestion, corpus, readable) -> dict:
-    """The annotate form started from GroundedQA's answer: its label, cited sentences and text."""
-    return {
-        "answerability": suggestion.answerability,
-        "evidence": list(_sentence_pks(corpus, suggestion.evidence).values()),
-        "opened": list(
-            readable.filter(
-                external_id__in=[split_evidence_key(key)[0] for key in suggestion.evidence]
-            ).values_list("pk", flat=True)
-        ),
-        "reference_answer": suggestion.text,
-        "prefilled": True,
-    }
+    return render(request, "ui/task_annotate.html", {**context, "error": error}, status=400 if error else 200)
 
 
 def _next(request, task):
@@ -310,7 +248,7 @@ def task_adjudicate(request, pk: int):
         rows = measured.annotations[item.item]
         keys = list(dict.fromkeys(key for row in rows for key in row.evidence))
         texts = {key: text for row in rows for key, text in row.evidence_texts.items()}
-        live = _sentence_pks(corpus, keys)
+        live = annotate_page.sentence_pks(corpus, keys)
         case_pk = int(item.item)
         items.append(
             {
