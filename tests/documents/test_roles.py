@@ -228,6 +228,31 @@ ENDPOINTS = {
         ),
         None,
     ),
+    "page: create a task over the questions analysts asked": (
+        "reviewer",
+        302,
+        lambda u, w: _browser(u).post(
+            "/tasks/from-questions/",
+            {
+                "corpus": w.corpus.pk,
+                "questions": "reviewed",
+                "benchmark": "asked-roles",
+                "name": "asked",
+                "overlap": 1,
+                "annotators": " ".join(a.username for a in w.annotators),
+            },
+        ),
+        lambda w: AnnotationTask.objects.filter(name="asked", benchmark__name="asked-roles").exists(),
+    ),
+    "page: split the review queue": (
+        "reviewer",
+        302,
+        lambda u, w: _browser(u).post(
+            "/review/split/",
+            {"corpus": w.corpus.pk, "reviewers": " ".join(a.username for a in w.annotators)},
+        ),
+        None,
+    ),
     "page: create a corpus": (
         "admin",
         302,

@@ -87,30 +87,41 @@ def session_of(chromium, live_server, user):
     return page
 
 
+def annotate_item(page, label: str, document: str, sentences: list[str], reference: str) -> None:
+    """Answer the open item as an annotator would: open its document, click the evidence, label, save.
+
+    bench/annotation_time.py times this very function on analyst-bench questions.
+    """
+    page.wait_for_url(re.compile(r"/tasks/assignments/\d+/$"))
+    if document:
+        chooser = page.get_by_label(re.compile("^Open a document of"))
+        # Options read "<external id>: <title>" where the title differs from the id.
+        option = chooser.locator("option", has_text=re.compile(rf"^{re.escape(document)}(:|$)")).first
+        chooser.select_option(option.get_attribute("value"))
+        page.get_by_role("button", name="Open", exact=True).click()
+        expect()(page.locator("#evidence-list h3", has_text=document)).to_be_visible()
+        for text in sentences:
+            row = page.locator("#evidence-list li", has_text=text).first
+            row.click()
+            expect()(row).to_have_class(re.compile(r"\bselected\b"))
+    n = len(sentences)
+    expect()(page.locator("#evidence-count")).to_have_text(
+        f"{n} evidence sentence{'' if n == 1 else 's'} selected."
+    )
+    page.get_by_label(label, exact=True).check()
+    page.get_by_label("Reference answer").fill(reference)
+    page.get_by_role("button", name="Save and go to the next").click()
+    expect()(page.locator(".messages")).to_contain_text("Saved your answer to ")
+
+
 def annotate_queue(page, answers: dict, who: str) -> None:
     """Answer every question of the task's queue on the annotate page, the way an annotator would."""
     page.locator("a[href*='/tasks/assignments/']").first.click()
     for step in range(len(answers)):
         page.wait_for_url(re.compile(r"/tasks/assignments/\d+/$"))
-        question = page.locator("h1").inner_text()
-        label, document, sentences = answers[question]
-        if document:
-            page.get_by_label(re.compile("^Open a document of")).select_option(label=document)
-            page.get_by_role("button", name="Open", exact=True).click()
-            expect()(page.locator("#evidence-list h3", has_text=document)).to_be_visible()
-            for text in sentences:
-                row = page.locator("#evidence-list li", has_text=text)
-                row.click()
-                expect()(row).to_have_class(re.compile(r"\bselected\b"))
-        n = len(sentences)
-        expect()(page.locator("#evidence-count")).to_have_text(
-            f"{n} evidence sentence{'' if n == 1 else 's'} selected."
-        )
-        page.get_by_label(label, exact=True).check()
-        page.get_by_label("Reference answer").fill(f"{who}'s answer")
         snap(page, f"annotate-{who}-{step}")
-        page.get_by_role("button", name="Save and go to the next").click()
-        expect()(page.locator(".messages")).to_contain_text("Saved your answer to c")
+        label, document, sentences = answers[page.locator("h1").inner_text()]
+        annotate_item(page, label, document, sentences, f"{who}'s answer")
     page.wait_for_url(re.compile(r"/tasks/\d+/$"))
     expect()(page.locator("#queue-progress")).to_have_text("5 done, 0 skipped, 0 to do, of 5.")
 
@@ -204,3 +215,59 @@ def test_two_annotators_a_reviewer_and_the_gold_an_evaluation_scores(
     )
     expect()(stated).to_contain_text("labels agreed on 80.0% of them")
     snap(review, "evaluation-run")
+
+
+def test_the_frequent_actions_of_the_annotate_page_have_keys(chromium, live_server, five, member_with_role):
+    from review.services.annotation import annotation_task_create
+
+    lead = member_with_role("reviewer", username="lead")
+    ann = member_with_role("annotator", username="ann")
+    task = annotation_task_create(
+        benchmark=five, name="keys", annotators=[ann], overlap=1, case_ids=["c1", "c2"], user=lead
+    )
+    page = session_of(chromium, live_server, ann)
+    page.goto(f"{live_server.url}/tasks/{task.pk}/")
+    page.locator("a[href*='/tasks/assignments/']").first.click()
+    page.wait_for_url(re.compile(r"/tasks/assignments/\d+/$"))
+    expect()(page.locator("h1")).to_have_text(MUSCAT)
+
+    page.locator("body").press("o")
+    chooser = page.get_by_label(re.compile("^Open a document of"))
+    expect()(chooser).to_be_focused()
+    chooser.select_option(label="oman")
+    page.get_by_role("button", name="Open", exact=True).click()
+    expect()(page.locator("#evidence-list h3", has_text="oman")).to_be_visible()
+
+    boxes = page.locator("#evidence-list input[name='evidence']")
+    page.locator("body").press("j")
+    expect()(boxes.nth(0)).to_be_focused()
+    page.keyboard.press("j")
+    expect()(boxes.nth(1)).to_be_focused()
+    page.keyboard.press(" ")
+    expect()(page.locator("#evidence-count")).to_have_text("1 evidence sentence selected.")
+    page.keyboard.press("k")
+    expect()(boxes.nth(0)).to_be_focused()
+    page.keyboard.press("1")
+    expect()(page.get_by_label("Answerable", exact=True)).to_be_checked()
+    page.keyboard.press("r")
+    expect()(page.get_by_label("Reference answer")).to_be_focused()
+    page.keyboard.type("The Portuguese.")
+    page.keyboard.press("Control+Enter")
+    expect()(page.locator(".messages")).to_contain_text("Saved your answer to c1.")
+
+    # The next item: / goes to the search box, s to the skip reason, whose Enter skips.
+    expect()(page.locator("h1")).to_have_text(STAFF)
+    page.locator("body").press("/")
+    expect()(page.get_by_label(re.compile("^Search the corpus"))).to_be_focused()
+    page.locator("h1").click()  # out of the search box: keys typed into a field are the field's
+    page.keyboard.press("s")
+    reason = page.locator("#skip_reason")
+    expect()(reason).to_be_focused()
+    page.keyboard.type("Not sure what staff means here.")
+    page.keyboard.press("Enter")
+    expect()(page.locator(".messages")).to_contain_text("Skipped c2.")
+
+    saved = Assignment.objects.get(task=task, gold_case__case_id="c1")
+    assert saved.status == "done" and saved.annotation.evidence == ["oman#S2"]
+    assert saved.annotation.reference_answer == "The Portuguese."
+    assert Assignment.objects.get(task=task, gold_case__case_id="c2").status == "skipped"

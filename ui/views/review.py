@@ -11,7 +11,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from documents import permissions
 from documents.errors import DomainError
 from documents.models import Role
-from documents.selectors import corpora_for_user
+from documents.selectors import corpora_for_user, corpus_get_for_user
 from review import selectors as review_selectors
 from review.errors import ReviewConflict
 from review.selectors import annotation as annotation_selectors
@@ -76,11 +76,19 @@ def _queue_page(request, *, form, page=None, split_form=None):
     )
 
 
+def _posted_corpus_readable(request) -> None:
+    """A corpus of another team is not disclosed: not found (404), as the API answers, not a form error."""
+    key = request.POST.get("corpus", "").strip()
+    if key.isdigit():
+        corpus_get_for_user(request.user, pk=int(key))
+
+
 @login_required
 @require_POST
 def review_queue_split(request):
     """Hand a corpus's unreviewed answers to team members, one reviewer each, least confident first."""
     form = ReviewSplitForm(request.POST, corpora=corpora_for_user(request.user))
+    _posted_corpus_readable(request)
     if form.is_valid():
         corpus = form.cleaned_data["corpus"]
         require_role(request.user, corpus.team, "split the review queue")

@@ -11,7 +11,7 @@ from django.views.decorators.http import require_http_methods
 from documents import permissions
 from documents.errors import DomainError
 from documents.models import Document, Role
-from documents.selectors import corpora_for_user, documents_for_user
+from documents.selectors import corpora_for_user, corpus_get_for_user, documents_for_user
 from review import selectors as review_selectors
 from review.models import Annotation, Assignment
 from review.selectors import annotate_page
@@ -76,12 +76,20 @@ def tasks(request):
     return _tasks_page(request, form=form)
 
 
+def _posted_corpus_readable(request) -> None:
+    """A corpus of another team is not disclosed: not found (404), as the API answers, not a form error."""
+    key = request.POST.get("corpus", "").strip()
+    if key.isdigit():
+        corpus_get_for_user(request.user, pk=int(key))
+
+
 @login_required
 @require_http_methods(["POST"])
 def tasks_from_questions(request):
     """A task over the questions analysts asked on a corpus (reviewers of its team)."""
     corpora = corpora_for_user(request.user)
     form = AskedTaskForm(request.POST, corpora=corpora)
+    _posted_corpus_readable(request)
     if form.is_valid():
         data = form.cleaned_data
         require_role(request.user, data["corpus"].team, "create annotation tasks")
