@@ -36,8 +36,9 @@ BENCHMARKS = {
     "hnsw_insert": "bench.hnsw_insert",
     "reader_threads": "bench.reader_threads",
     "first_question": "bench.first_question",
+    "annotation_time": "bench.annotation_time",
 }
-ON_REQUEST = {"faults", "launcher_kills", "busy", "hnsw_insert"}
+ON_REQUEST = {"faults", "launcher_kills", "busy", "hnsw_insert", "annotation_time"}
 
 
 def main(argv: list[str] | None = None) -> int:
