@@ -230,13 +230,15 @@ def test_the_frequent_actions_of_the_annotate_page_have_keys(chromium, live_serv
     page.locator("a[href*='/tasks/assignments/']").first.click()
     page.wait_for_url(re.compile(r"/tasks/assignments/\d+/$"))
     expect()(page.locator("h1")).to_have_text(MUSCAT)
-
+    # The keys are the deferred script's: press none before the page has loaded it.
+    page.wait_for_load_state("load")
     page.locator("body").press("o")
     chooser = page.get_by_label(re.compile("^Open a document of"))
     expect()(chooser).to_be_focused()
     chooser.select_option(label="oman")
     page.get_by_role("button", name="Open", exact=True).click()
     expect()(page.locator("#evidence-list h3", has_text="oman")).to_be_visible()
+    page.wait_for_load_state("load")
 
     boxes = page.locator("#evidence-list input[name='evidence']")
     page.locator("body").press("j")
@@ -257,6 +259,7 @@ def test_the_frequent_actions_of_the_annotate_page_have_keys(chromium, live_serv
 
     # The next item: / goes to the search box, s to the skip reason, whose Enter skips.
     expect()(page.locator("h1")).to_have_text(STAFF)
+    page.wait_for_load_state("load")
     page.locator("body").press("/")
     expect()(page.get_by_label(re.compile("^Search the corpus"))).to_be_focused()
     page.locator("h1").click()  # out of the search box: keys typed into a field are the field's
