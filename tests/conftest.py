@@ -195,9 +195,9 @@ SHORT_LEASE, SHORT_HEARTBEAT, SHORT_RECLAIM = 6, 2, 1
 
 @pytest.fixture
 def short_lease_cluster(settings, tmp_path):
-    """The environment of workers with short leases on a file-system broker in ``tmp_path``, switched
-    to for this process too (its ``broker_dir`` attribute names the folder); ``Cluster(tmp_path,
-    env, workers, beat=False)`` starts them.
+    """The environment of workers with short leases on a file-system broker in ``tmp_path / "broker"``,
+    switched to for this process too (what it queues, they take); ``Cluster(tmp_path, env, workers,
+    beat=False)`` starts them.
 
     Leases of 6 s (heartbeat 2 s) and a reaper and worker reclaim every second; this process's own
     settings use the same lease, so what it stages or reclaims itself agrees with the workers.
