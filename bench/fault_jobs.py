@@ -105,6 +105,37 @@ def kill_mid_job(
     return None
 
 
+def catch_job(
+    cluster: Cluster,
+    name: str,
+    model,
+    start,
+    result: JobRoundResult,
+    *,
+    done_field: str,
+    units: int,
+    tries: int,
+    rng: random.Random,
+    timeout: float,
+):
+    """Start a job (``start()`` returns its pk) and kill worker ``name`` at a random count of its
+    ``units`` done; a job that ended first is waited out and another started, up to ``tries`` jobs.
+    (pk, what ``kill_mid_job`` returned), or (pk, None) with the problem noted on ``result``."""
+    pk = caught = None
+    while result.tries < tries and caught is None:
+        pk = start()
+        result.tries += 1
+        target = rng.randrange(units)
+        caught = kill_mid_job(cluster, name, model, pk, done_field=done_field, target=target, timeout=timeout)
+        if caught is None:
+            if name not in cluster.processes:
+                restart(cluster, name)
+            _wait_ended(model, pk, timeout=timeout)
+    if caught is None:
+        result.problems.append(f"no try of {tries} caught the {result.job} running")
+    return pk, caught
+
+
 def restart(cluster: Cluster, name: str) -> None:
     cluster.start(name)
     cluster.wait_ready(name)
@@ -192,32 +223,30 @@ def reembedding_round(
     rng = random.Random(seed)
     started = time.monotonic()
     result = JobRoundResult(job="re-embedding", broker=broker)
-    space = caught = None
-    while result.tries < tries and caught is None:
+    total = corpus.documents.exclude(content_hash="").count()
+
+    def start() -> int:
         current = reembedding.corpus_model(Corpus.objects.get(pk=corpus.pk))[0]
         model = REEMBED_MODELS[1] if current == REEMBED_MODELS[0] else REEMBED_MODELS[0]
-        space = reembedding.reembedding_start(corpus=corpus, model=model)
-        result.tries += 1
-        total = corpus.documents.exclude(content_hash="").count()
-        target = rng.randrange(total)
-        caught = kill_mid_job(
-            cluster,
-            REEMBED_WORKER,
-            EmbeddingSpace,
-            space.pk,
-            done_field="documents_done",
-            target=target,
-            timeout=timeout,
-        )
-        if caught is None:
-            if REEMBED_WORKER not in cluster.processes:
-                restart(cluster, REEMBED_WORKER)
-            _wait_ended(EmbeddingSpace, space.pk, timeout=timeout)
+        return reembedding.reembedding_start(corpus=corpus, model=model).pk
+
+    pk, caught = catch_job(
+        cluster,
+        REEMBED_WORKER,
+        EmbeddingSpace,
+        start,
+        result,
+        done_field="documents_done",
+        units=total,
+        tries=tries,
+        rng=rng,
+        timeout=timeout,
+    )
     if caught is None:
-        result.problems.append(f"no try of {tries} caught the re-embedding running")
         return result
+    space = EmbeddingSpace.objects.get(pk=pk)
     done, owner, at = caught
-    result.kill = JobKill("re-embedding", space.pk, done, space.documents_total or total, owner, at)
+    result.kill = JobKill("re-embedding", space.pk, done, total, owner, at)
     restart(cluster, REEMBED_WORKER)
     ended = (EmbeddingSpace.Status.ACTIVE, EmbeddingSpace.Status.FAILED)
     wait_until_ended(EmbeddingSpace, result.kill, ended=ended, timeout=timeout)
@@ -290,28 +319,27 @@ def evaluation_round(
     rng = random.Random(seed)
     started = time.monotonic()
     result = JobRoundResult(job="evaluation", broker=broker)
-    run = caught = None
-    while result.tries < tries and caught is None:
-        questions_before = Question.objects.filter(user=user, is_evaluation=True).count()
-        run = evaluation_run_create(benchmark=benchmark, preset="default", user=user)
-        result.tries += 1
-        target = rng.randrange(run.progress_total)
-        caught = kill_mid_job(
-            cluster,
-            EVALUATION_WORKER,
-            EvaluationRun,
-            run.pk,
-            done_field="progress_done",
-            target=target,
-            timeout=timeout,
-        )
-        if caught is None:
-            if EVALUATION_WORKER not in cluster.processes:
-                restart(cluster, EVALUATION_WORKER)
-            _wait_ended(EvaluationRun, run.pk, timeout=timeout)
+    questions_before = Question.objects.filter(user=user, is_evaluation=True).count()
+    cases = benchmark.cases.count()
+
+    def start() -> int:
+        return evaluation_run_create(benchmark=benchmark, preset="default", user=user).pk
+
+    pk, caught = catch_job(
+        cluster,
+        EVALUATION_WORKER,
+        EvaluationRun,
+        start,
+        result,
+        done_field="progress_done",
+        units=cases,
+        tries=tries,
+        rng=rng,
+        timeout=timeout,
+    )
     if caught is None:
-        result.problems.append(f"no try of {tries} caught the evaluation running")
         return result
+    run = EvaluationRun.objects.get(pk=pk)
     done, owner, at = caught
     result.kill = JobKill("evaluation", run.pk, done, run.progress_total, owner, at)
     restart(cluster, EVALUATION_WORKER)
@@ -328,7 +356,9 @@ def evaluation_round(
     answered = results.values("gold_case").distinct().count()
     result.missing_rows = max(run.progress_total - answered, 0)
     asked = Question.objects.filter(user=user, is_evaluation=True).count() - questions_before
-    result.re_asked = max(asked - results.exclude(question=None).count(), 0)
+    # Runs the catch started before (a miss, done) asked their cases too.
+    kept = EvaluationCaseResult.objects.filter(run__benchmark=benchmark, run__created_by=user)
+    result.re_asked = max(asked - kept.exclude(question=None).count(), 0)
     if run.status == EvaluationRun.Status.DONE and not run.metrics:
         result.problems.append(f"run {run.pk} ended done without metrics")
     result.wall_seconds = time.monotonic() - started
@@ -354,14 +384,14 @@ def _one_round(job: str, broker: str, workdir: Path, seed: int) -> JobRoundResul
     if job == "re-embedding":
         team, _ = Team.objects.get_or_create(name="bench-faults")
         corpus = services.corpus_create(name=f"reembed-faults-{stamp}", team=team)
-        reembedding_corpus(corpus, get_embedder(), documents=16, sentences=40)
+        reembedding_corpus(corpus, get_embedder(), documents=10, sentences=30)
         workers = [WorkerSpec(REEMBED_WORKER, "ingestion-bulk", 1)]
 
         def play(cluster):
             return reembedding_round(broker=broker, cluster=cluster, corpus=corpus, seed=seed, timeout=900)
     else:
         corpus, _ = _bench_corpus()
-        benchmark = evaluation_benchmark(corpus, name=f"evaluation-faults-{stamp}", cases=12)
+        benchmark = evaluation_benchmark(corpus, name=f"evaluation-faults-{stamp}", cases=8)
         user, _ = get_user_model().objects.get_or_create(username=f"bench-faults-{stamp}")
         corpus.team.members.add(user, through_defaults={"role": "reviewer"})
         workers = [WorkerSpec(EVALUATION_WORKER, "evaluation", 1)]
