@@ -109,6 +109,12 @@ def main(argv: list[str] | None = None) -> int:
         "(--repeat rounds, default 3; --quick 1)",
     )
     parser.add_argument(
+        "--jobs",
+        action="store_true",
+        help="faults: kill the worker of a corpus re-embedding and of an evaluation run mid-job "
+        "(--repeat rounds of each per broker, default 3; --quick 1)",
+    )
+    parser.add_argument(
         "--brokers", default="", help="faults, e2e: brokers to run on, of filesystem,redis (default both)"
     )
     parser.add_argument(

@@ -29,6 +29,7 @@ import random
 import signal
 import time
 from collections.abc import Callable
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -78,6 +79,7 @@ class IngestionRoundResult:
     kills: list[DocumentKill] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     wall_seconds: float = 0.0
+    left_by_kill: list[str] = field(default_factory=list)  # a swap-in round: what the killed one left
 
     @property
     def duplicated_swap_ins(self) -> int:
@@ -150,6 +152,93 @@ def kill_mid_document(
         cluster.kill_worker(name)
         return DocumentKill(name, pk, external_id, caught[0], caught[1], owner, time.monotonic())
     return None
+
+
+@contextmanager
+def term_stats_held(corpus_id: int):
+    """Hold a row lock on every BM25 document frequency of the corpus, from a connection of its own;
+    yields that connection's backend pid.
+
+    A swap-in writes a document's sentences, chunks, vectors and postings, then adds its terms to
+    these rows (``documents.lexical.index_document``, INSERT ... ON CONFLICT DO UPDATE): while they
+    are held it waits there, inside its transaction, with its rows written and not committed.
+    """
+    from django.db import connections
+
+    holder = connections.create_connection("default")
+    try:
+        holder.set_autocommit(False)
+        with holder.cursor() as cursor:
+            cursor.execute("SELECT pg_backend_pid()")
+            [(pid,)] = cursor.fetchall()
+            cursor.execute("SELECT 1 FROM documents_termstat WHERE corpus_id = %s FOR UPDATE", [corpus_id])
+        yield pid
+    finally:
+        holder.rollback()
+        holder.close()
+
+
+def swap_in_waiting_on(holder_pid: int) -> int | None:
+    """The backend pid of a swap-in blocked by ``holder_pid``'s locks, if one is."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pid FROM pg_stat_activity WHERE %s = ANY(pg_blocking_pids(pid))"
+            " AND query ILIKE '%%documents_termstat%%'",
+            [holder_pid],
+        )
+        row = cursor.fetchone()
+    return row[0] if row else None
+
+
+def swap_ins_in_flight() -> int:
+    """Backends of other sessions whose last statement is a swap-in's term statistics update and
+    whose transaction is still open (a killed worker's, until PostgreSQL notices and rolls it back)."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE pid <> pg_backend_pid()"
+            " AND xact_start IS NOT NULL AND query ILIKE '%%INSERT INTO documents_termstat%%'"
+        )
+        return cursor.fetchone()[0]
+
+
+def kill_in_swap_in(
+    cluster: Cluster, name: str, *, corpus_id: int, stage: Callable[[], None], timeout: float
+) -> DocumentKill | None:
+    """SIGKILL worker ``name`` inside a document's swap-in transaction: ``stage`` stages a document of
+    the corpus (which must hold a live document sharing its terms) while the corpus's term
+    statistics are held, the swap-in blocks on them after writing its rows, and the worker dies
+    there; None if no swap-in reached them within ``timeout``."""
+    from documents.models import Document
+
+    with term_stats_held(corpus_id) as holder:
+        stage()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if swap_in_waiting_on(holder) is not None:
+                break
+            time.sleep(0.05)
+        else:
+            return None
+        main, pids = worker_pids(cluster, name)
+        caught = (
+            Document.objects.filter(corpus_id=corpus_id, status__in=IN_FLIGHT)
+            .exclude(lease_owner="")
+            .values_list("pk", "external_id", "status", "progress", "lease_owner")
+        )
+        ours = [row for row in caught if lease_owner_pid(row[4]) in pids]
+        cluster.kill_worker(name)
+        if not ours:
+            return None
+        # Released after the kill: the blocked statement ends, then its backend finds its client
+        # gone and rolls the swap-in back.
+    pk, external_id, status, progress, owner = ours[0]
+    return DocumentKill(
+        name, pk, external_id, f"{status} (in its swap-in)", progress, owner, time.monotonic()
+    )
 
 
 def wait_until_ended(corpus_ids: list[int], kills: list[DocumentKill], *, timeout: float) -> None:
@@ -289,6 +378,18 @@ class Stager:
         return feed
 
 
+def count_documents(result: IngestionRoundResult, corpus) -> None:
+    """The corpus's documents by how they ended, on ``result``."""
+    from documents.models import Document
+
+    rows = list(Document.objects.filter(corpus=corpus).values_list("external_id", "status", "error"))
+    result.documents = len(rows)
+    result.ready = sum(1 for _, status, _ in rows if status == "ready")
+    result.failed = sum(1 for _, status, _ in rows if status == "failed")
+    result.lost = result.documents - result.ready - result.failed
+    result.failures = [f"{external_id}: {error}" for external_id, status, error in rows if status == "failed"]
+
+
 def ingestion_round(
     *,
     broker: str,
@@ -304,7 +405,7 @@ def ingestion_round(
 ) -> IngestionRoundResult:
     """Stage ``documents_per_lane`` documents on each lane, kill each ingestion worker mid-document,
     start them again, wait for every document to end, and count (module docstring)."""
-    from documents.models import Corpus, Document
+    from documents.models import Corpus
 
     rng = random.Random(seed)
     started = time.monotonic()
@@ -334,22 +435,113 @@ def ingestion_round(
     wait_until_ended([corpus.pk], kills, timeout=timeout)
     result = IngestionRoundResult(broker=broker, kills=kills)
     result.wall_seconds = time.monotonic() - started
-    rows = list(Document.objects.filter(corpus=corpus).values_list("external_id", "status", "error"))
-    result.documents = len(rows)
-    result.ready = sum(1 for _, status, _ in rows if status == "ready")
-    result.failed = sum(1 for _, status, _ in rows if status == "failed")
-    result.lost = result.documents - result.ready - result.failed
-    result.failures = [f"{external_id}: {error}" for external_id, status, error in rows if status == "failed"]
+    count_documents(result, corpus)
     result.swap_ins = Corpus.objects.get(pk=corpus.pk).version - version_before
     clean_import(clean_corpus, stager.files, embedder)
     result.mismatched, result.term_stat_differences = compare_with_clean(corpus.pk, clean_corpus.pk)
     return result
 
 
+def swap_in_round(
+    *,
+    broker: str,
+    cluster: Cluster,
+    corpus,
+    clean_corpus,
+    embedder,
+    sentences: int = 20,
+    timeout: float = 300,
+) -> IngestionRoundResult:
+    """Kill worker ``ingestion`` inside a document's swap-in transaction (``kill_in_swap_in``), start
+    it again, wait for the document to end, and count as ``ingestion_round`` does. ``corpus`` must be
+    empty. ``result.left_by_kill`` says what the killed swap-in left once its backend ended: it must
+    be nothing (no sentence, not live, the corpus version unmoved)."""
+    from documents import services
+    from documents.models import Corpus, Document, Sentence
+
+    started = time.monotonic()
+    stager = Stager(corpus, sentences=sentences)
+    stager.stage("upload", 1)
+    [(first, (first_data, _))] = stager.files.items()
+    wait_until_ended([corpus.pk], [], timeout=timeout)  # the first one live: its terms in the statistics
+    version_before = Corpus.objects.get(pk=corpus.pk).version
+    second = "upload-001.txt"
+    second_data = document_text("upload", 1, sentences).encode()
+    stager.files[second] = (second_data, False)
+    kill = kill_in_swap_in(
+        cluster,
+        UPLOAD_WORKER,
+        corpus_id=corpus.pk,
+        stage=lambda: services.documents_submit(corpus=corpus, filename=second, data=second_data),
+        timeout=timeout,
+    )
+    result = IngestionRoundResult(broker=broker, kills=[kill] if kill else [])
+    if kill is None:
+        result.failures.append("no swap-in reached the held term statistics")
+        return result
+    deadline = time.monotonic() + 60
+    while swap_ins_in_flight() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = []
+    if swap_ins_in_flight():
+        left.append("its backend still open after 60 s")
+    if Sentence.objects.filter(document_id=kill.document).exists():
+        left.append("sentences")
+    if Document.objects.filter(pk=kill.document, status=Document.Status.READY).exists():
+        left.append("the document live")
+    if Corpus.objects.get(pk=corpus.pk).version != version_before:
+        left.append("the corpus version moved")
+    result.left_by_kill = left
+    cluster.start(UPLOAD_WORKER)
+    cluster.wait_ready(UPLOAD_WORKER)
+    cluster.restarts += 1
+    wait_until_ended([corpus.pk], [kill], timeout=timeout)
+    count_documents(result, corpus)
+    result.swap_ins = Corpus.objects.get(pk=corpus.pk).version - version_before + 1  # the first one's too
+    clean_import(clean_corpus, stager.files, embedder)
+    result.mismatched, result.term_stat_differences = compare_with_clean(corpus.pk, clean_corpus.pk)
+    result.wall_seconds = time.monotonic() - started
+    return result
+
+
+def fault_name(kill: DocumentKill) -> str:
+    where = "inside a swap-in" if "swap-in" in kill.status else "mid-document"
+    return f"{'upload' if kill.worker == UPLOAD_WORKER else 'bulk'} worker killed {where}"
+
+
+def recovery_table(results: list[IngestionRoundResult]) -> tuple[list[str], list[list]]:
+    """Per broker and fault: kills, lost and duplicated documents of their rounds, and the p50 and
+    max of the times back in the queue and ready."""
+    from bench.fault_jobs import percentiles
+
+    groups: dict[tuple[str, str], list[tuple[IngestionRoundResult, DocumentKill]]] = {}
+    for r in results:
+        for kill in r.kills:
+            groups.setdefault((r.broker, fault_name(kill)), []).append((r, kill))
+    rows = []
+    for (broker, fault), pairs in groups.items():
+        rounds = {id(r): r for r, _ in pairs}.values()
+        rows.append(
+            [
+                broker,
+                fault,
+                len(pairs),
+                sum(r.lost for r in rounds),
+                sum(r.duplicated_swap_ins + len(r.mismatched) for r in rounds),
+                *percentiles([k.requeued_after for _, k in pairs if k.requeued_after is not None]),
+                *percentiles([k.ready_after for _, k in pairs if k.ready_after is not None]),
+            ]
+        )
+    header = ["broker", "fault", "kills", "lost", "dup. or unlike clean", "requeued p50", "requeued max"]
+    return [*header, "ready p50", "ready max"], rows
+
+
 # --- python -m bench faults --ingestion --------------------------------------------
 
 
-def _one_round(broker: str, workdir: Path, seed: int, documents_per_lane: int) -> IngestionRoundResult:
+def _one_round(
+    broker: str, workdir: Path, seed: int, documents_per_lane: int, *, swap_in: bool = False
+) -> IngestionRoundResult:
     from django.conf import settings
     from django.db import connection
 
@@ -374,26 +566,25 @@ def _one_round(broker: str, workdir: Path, seed: int, documents_per_lane: int) -
         worker_reclaim=settings.JOB_WORKER_RECLAIM_SECONDS,
     )
     round_options = dict(
-        broker=broker,
-        corpus=corpus,
-        clean_corpus=clean,
-        embedder=get_embedder(),
-        documents_per_lane=documents_per_lane,
-        seed=seed,
-        timeout=900,
+        broker=broker, corpus=corpus, clean_corpus=clean, embedder=get_embedder(), timeout=900
     )
+    if swap_in:
+        workers, play = workers[:1], swap_in_round
+    else:
+        round_options.update(documents_per_lane=documents_per_lane, seed=seed)
+        play = ingestion_round
     if broker == "filesystem":
         folder = workdir / "broker"
         env = cluster_environment(broker_url="filesystem://", broker_dir=folder, **options)
         env["INGEST_ENCODE_SENTENCES"] = "80"
         with use_broker("filesystem://", folder_options(folder), "groundedqa_site.broker:Transport"):
             with Cluster(workdir, env, workers) as cluster:
-                return ingestion_round(cluster=cluster, **round_options)
+                return play(cluster=cluster, **round_options)
     with RedisServer() as redis, use_broker(redis.url):
         env = cluster_environment(broker_url=redis.url, broker_dir=None, **options)
         env["INGEST_ENCODE_SENTENCES"] = "80"
         with Cluster(workdir, env, workers) as cluster:
-            return ingestion_round(cluster=cluster, **round_options)
+            return play(cluster=cluster, **round_options)
 
 
 def run(args) -> None:
@@ -417,6 +608,9 @@ def run(args) -> None:
             workdir = Path(tempfile.mkdtemp(prefix=f"faults-ingestion-{broker}-", dir=BENCH_VAR_DIR))
             log(f"{broker} round {seed + 1}: ingestion workers and logs in {workdir}")
             results.append(_one_round(broker, workdir, seed, per_lane))
+            workdir = Path(tempfile.mkdtemp(prefix=f"faults-swap-in-{broker}-", dir=BENCH_VAR_DIR))
+            log(f"{broker} round {seed + 1}, a kill inside a swap-in: worker and logs in {workdir}")
+            results.append(_one_round(broker, workdir, seed, per_lane, swap_in=True))
     rows = []
     for r in results:
         for kill in r.kills:
@@ -433,6 +627,7 @@ def run(args) -> None:
                     f"{kill.worker}: {kill.status} {kill.progress} %",
                     f"{kill.requeued_after:.1f}" if kill.requeued_after is not None else "never",
                     f"{kill.ready_after:.1f}" if kill.ready_after is not None else "never",
+                    ", ".join(r.left_by_kill) or "-",
                 ]
             )
     print_table(
@@ -449,9 +644,11 @@ def run(args) -> None:
             "kill",
             "requeued after s",
             "ready after s",
+            "left by a killed swap-in",
         ],
         rows,
     )
+    print_table("Recovery per fault over the rounds (seconds from the kill)", *recovery_table(results))
     write_result(
         "faults-ingestion",
         {

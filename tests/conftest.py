@@ -189,6 +189,39 @@ def celery_worker_process(django_db_setup, django_db_blocker, broker_dir, tmp_pa
         process.kill()
 
 
+# The fault tests' short leases: a killed worker's job is back in its queue within seconds.
+SHORT_LEASE, SHORT_HEARTBEAT, SHORT_RECLAIM = 6, 2, 1
+
+
+@pytest.fixture
+def short_lease_cluster(settings, tmp_path):
+    """The environment of workers with short leases on a file-system broker in ``tmp_path / "broker"``,
+    switched to for this process too (what it queues, they take); ``Cluster(tmp_path, env, workers,
+    beat=False)`` starts them.
+
+    Leases of 6 s (heartbeat 2 s) and a reaper and worker reclaim every second; this process's own
+    settings use the same lease, so what it stages or reclaims itself agrees with the workers.
+    """
+    from django.db import connection
+
+    from bench.cluster import cluster_environment, use_broker
+    from groundedqa_site.broker import folder_options
+
+    settings.JOB_LEASE_SECONDS, settings.JOB_HEARTBEAT_SECONDS = SHORT_LEASE, SHORT_HEARTBEAT
+    broker = tmp_path / "broker"
+    env = cluster_environment(
+        database=connection.settings_dict["NAME"],
+        broker_url="filesystem://",
+        broker_dir=broker,
+        lease=SHORT_LEASE,
+        heartbeat=SHORT_HEARTBEAT,
+        reaper=SHORT_RECLAIM,
+        worker_reclaim=SHORT_RECLAIM,
+    )
+    with use_broker("filesystem://", folder_options(broker), "groundedqa_site.broker:Transport"):
+        yield env
+
+
 def wait_for(predicate, *, timeout: float = 120, interval: float = 0.25, message: str = "condition"):
     """Poll until predicate() is truthy; fail the test naming what never happened."""
     deadline = time.monotonic() + timeout

@@ -1,4 +1,4 @@
-"""Both ingestion workers SIGKILLed while a document is being parsed or embedded.
+"""Ingestion workers SIGKILLed while a document is being parsed, embedded or swapped in.
 
 Real `celery worker` processes as ``make run`` starts them (the upload worker on
 ``ingestion`` and the bulk worker on ``ingestion-bulk``, prefork, one process
@@ -13,41 +13,22 @@ machine's speed), then started again. Leases are short (6 s) to keep it brief.
 from __future__ import annotations
 
 import pytest
-from django.db import connection
 
-from bench.cluster import Cluster, WorkerSpec, cluster_environment, use_broker
-from bench.fault_ingestion import ingestion_round
-from groundedqa_site.broker import folder_options
+from bench.cluster import Cluster, WorkerSpec
+from bench.fault_ingestion import ingestion_round, swap_in_round
 from tests.factories import CorpusFactory
 
 pytestmark = [pytest.mark.faults, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
-LEASE, HEARTBEAT, RECLAIM = 6, 2, 1
 
-
-@pytest.fixture(autouse=True)
-def short_leases(settings):
-    settings.JOB_LEASE_SECONDS, settings.JOB_HEARTBEAT_SECONDS = LEASE, HEARTBEAT
-
-
-def test_ingestion_workers_killed_mid_document_leave_every_document_ready_once(corpus, embedder, tmp_path):
-    broker = tmp_path / "broker"
-    env = cluster_environment(
-        database=connection.settings_dict["NAME"],
-        broker_url="filesystem://",
-        broker_dir=broker,
-        lease=LEASE,
-        heartbeat=HEARTBEAT,
-        reaper=RECLAIM,
-        worker_reclaim=RECLAIM,
-    )
+def test_ingestion_workers_killed_mid_document_leave_every_document_ready_once(
+    corpus, embedder, short_lease_cluster, tmp_path
+):
+    env = short_lease_cluster
     # Two 40-sentence documents to a claim: a killed claim takes a companion down with it.
     env["INGEST_ENCODE_SENTENCES"] = "80"
     workers = [WorkerSpec("ingestion", "ingestion", 1), WorkerSpec("bulk", "ingestion-bulk", 1)]
-    with (
-        use_broker("filesystem://", folder_options(broker), "groundedqa_site.broker:Transport"),
-        Cluster(tmp_path, env, workers, beat=False) as cluster,
-    ):
+    with Cluster(tmp_path, env, workers, beat=False) as cluster:
         result = ingestion_round(
             broker="filesystem",
             cluster=cluster,
@@ -67,3 +48,29 @@ def test_ingestion_workers_killed_mid_document_leave_every_document_ready_once(c
     assert result.swap_ins == result.ready == result.documents
     assert result.mismatched == []
     assert result.term_stat_differences == 0
+
+
+def test_an_ingestion_worker_killed_inside_a_swap_in_leaves_the_document_ready_once(
+    corpus, embedder, short_lease_cluster, tmp_path
+):
+    """The kill lands inside the swap-in's transaction, after its rows are written and before it
+    commits: the swap-in waits on the corpus's term statistics, which the round holds (see
+    ``bench.fault_ingestion.term_stats_held``). Nothing of it may stay; the document is re-queued,
+    made live once, and ends with the rows a clean import gives it."""
+    workers = [WorkerSpec("ingestion", "ingestion", 1)]
+    with Cluster(tmp_path, short_lease_cluster, workers, beat=False) as cluster:
+        result = swap_in_round(
+            broker="filesystem",
+            cluster=cluster,
+            corpus=corpus,
+            clean_corpus=CorpusFactory(team=corpus.team),
+            embedder=embedder,
+            timeout=180,
+        )
+    [kill] = result.kills
+    assert kill.status.endswith("(in its swap-in)")
+    assert result.left_by_kill == [], f"the killed swap-in left {result.left_by_kill}"
+    assert (result.documents, result.ready, result.lost) == (2, 2, 0), result.failures
+    assert kill.ready_after is not None
+    assert result.swap_ins == 2  # each document made live once
+    assert (result.mismatched, result.term_stat_differences) == ([], 0)

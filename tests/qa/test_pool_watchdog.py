@@ -16,41 +16,21 @@ import signal
 from pathlib import Path
 
 import pytest
-from django.db import connection
 
-from bench.cluster import Cluster, WorkerSpec, cluster_environment, lease_owner_pid, use_broker
+from bench.cluster import Cluster, WorkerSpec, lease_owner_pid
 from groundedqa_site import pool_watchdog
-from groundedqa_site.broker import folder_options
 from qa.models import Answer, Question
 from tests.conftest import wait_for
-from tests.qa.test_faults import FILESYSTEM_TRANSPORT, QA_QUEUES, asker
+from tests.qa.test_faults import QA_QUEUES, asker
 
 pytestmark = [pytest.mark.faults, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
-LEASE, HEARTBEAT, RECLAIM = 6, 2, 1
 
-
-@pytest.fixture(autouse=True)
-def short_leases(settings):
-    settings.JOB_LEASE_SECONDS, settings.JOB_HEARTBEAT_SECONDS = LEASE, HEARTBEAT
-
-
-def test_a_worker_whose_idle_pool_process_was_killed_answers_again(analyst, westmere, tmp_path, settings):
-    broker = tmp_path / "broker"
-    env = cluster_environment(
-        database=connection.settings_dict["NAME"],
-        broker_url="filesystem://",
-        broker_dir=broker,
-        lease=LEASE,
-        heartbeat=HEARTBEAT,
-        reaper=RECLAIM,
-        worker_reclaim=RECLAIM,
-    )
+def test_a_worker_whose_idle_pool_process_was_killed_answers_again(
+    analyst, westmere, short_lease_cluster, tmp_path, settings
+):
     ask = asker(analyst, westmere)
-    with (
-        use_broker("filesystem://", folder_options(broker), FILESYSTEM_TRANSPORT),
-        Cluster(tmp_path, env, [WorkerSpec("qa", QA_QUEUES, 2)], beat=False) as cluster,
-    ):
+    with Cluster(tmp_path, short_lease_cluster, [WorkerSpec("qa", QA_QUEUES, 2)], beat=False) as cluster:
         first = ask()
         owner = wait_for(
             lambda: Question.objects.filter(pk=first, status="running").exclude(lease_owner="").first(),

@@ -15,48 +15,26 @@ import time
 
 import pytest
 from django.core.cache import cache
-from django.db import connection
 
-from bench.cluster import Cluster, WorkerSpec, cluster_environment, use_broker
+from bench.cluster import Cluster, WorkerSpec
 from bench.faults import fault_round
 from groundedqa_site import recovery
-from groundedqa_site.broker import folder_options
 from qa import services
 from qa.models import Question
-from tests.conftest import wait_for
+from tests.conftest import SHORT_LEASE, SHORT_RECLAIM, wait_for
 from tests.qa.pipeline.test_llm_clients import FakeChatServer
 from tests.qa.test_api import client_for
-from tests.qa.test_faults import FILESYSTEM_TRANSPORT, QA_QUEUES, asker
+from tests.qa.test_faults import QA_QUEUES, asker
 
 pytestmark = [pytest.mark.faults, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
-LEASE, HEARTBEAT, RECLAIM = 6, 2, 1
-
-
-@pytest.fixture(autouse=True)
-def short_leases(settings):
-    settings.JOB_LEASE_SECONDS, settings.JOB_HEARTBEAT_SECONDS = LEASE, HEARTBEAT
-
 
 def test_with_no_beat_running_a_question_whose_worker_process_is_killed_still_finishes(
-    analyst, westmere, tmp_path
+    analyst, westmere, short_lease_cluster, tmp_path
 ):
     cache.delete(recovery.PASSES_KEY)  # passes of other tests' workers
-    broker = tmp_path / "broker"
-    env = cluster_environment(
-        database=connection.settings_dict["NAME"],
-        broker_url="filesystem://",
-        broker_dir=broker,
-        lease=LEASE,
-        heartbeat=HEARTBEAT,
-        reaper=RECLAIM,
-        worker_reclaim=RECLAIM,
-    )
     workers = [WorkerSpec("qa1", QA_QUEUES, 2), WorkerSpec("qa2", QA_QUEUES, 2)]
-    with (
-        use_broker("filesystem://", folder_options(broker), FILESYSTEM_TRANSPORT),
-        Cluster(tmp_path, env, workers, beat=False) as cluster,
-    ):
+    with Cluster(tmp_path, short_lease_cluster, workers, beat=False) as cluster:
         assert set(cluster.processes) == {"qa1", "qa2"}  # no beat, no maintenance worker
         result = fault_round(
             broker="filesystem",
@@ -86,7 +64,7 @@ def test_with_no_beat_running_a_question_whose_worker_process_is_killed_still_fi
 
 
 def test_a_question_that_kills_its_worker_every_time_ends_failed_with_a_reason_in_bounded_time(
-    analyst, westmere, tmp_path, settings
+    analyst, westmere, short_lease_cluster, tmp_path, settings
 ):
     """Its generation stage's worker is killed on each of JOB_MAX_ATTEMPTS tries: the client
     waiting with ?wait= gets `failed` and a readable reason, within a lease and a reclaim pass."""
@@ -97,7 +75,6 @@ def test_a_question_that_kills_its_worker_every_time_ends_failed_with_a_reason_i
         return 200, {"choices": [{"message": {"content": "Arlen [S1]."}}]}
 
     cache.delete(recovery.PASSES_KEY)
-    broker = tmp_path / "broker"
     with FakeChatServer(hang) as llm:
         llm_settings = {
             "QA_LLM_PROVIDER": "openai",
@@ -106,21 +83,10 @@ def test_a_question_that_kills_its_worker_every_time_ends_failed_with_a_reason_i
         }
         for name, value in llm_settings.items():
             setattr(settings, name, value)
-        env = cluster_environment(
-            database=connection.settings_dict["NAME"],
-            broker_url="filesystem://",
-            broker_dir=broker,
-            lease=LEASE,
-            heartbeat=HEARTBEAT,
-            reaper=RECLAIM,
-            worker_reclaim=RECLAIM,
-        )
+        env = short_lease_cluster
         env.update(llm_settings)
         try:
-            with (
-                use_broker("filesystem://", folder_options(broker), FILESYSTEM_TRANSPORT),
-                Cluster(tmp_path, env, [WorkerSpec("qa", QA_QUEUES, 1)], beat=False),
-            ):
+            with Cluster(tmp_path, env, [WorkerSpec("qa", QA_QUEUES, 1)], beat=False):
                 question = services.question_ask(
                     user=analyst, corpus=westmere, text="What is the capital of Westmere?", preset="rag"
                 )
@@ -139,4 +105,4 @@ def test_a_question_that_kills_its_worker_every_time_ends_failed_with_a_reason_i
     assert "generation stage stopped 3 times" in body["error"] and "Ask again" in body["error"]
     assert body["answer"] is None
     # The lease runs out, then the next reclaim pass fails it; the slack is for a loaded machine.
-    assert waited <= LEASE + 2 * RECLAIM + 10, f"the client waited {waited:.1f} s"
+    assert waited <= SHORT_LEASE + 2 * SHORT_RECLAIM + 10, f"the client waited {waited:.1f} s"
