@@ -40,6 +40,10 @@ class AnswerConfig:
     # answers the FAQ entry "Is zlib thread-safe?" it sits under.
     extractive_section_context: bool = True
     require_quantity_for_quantity_questions: bool = True
+    # Answer sentences, and the other side of a disagreement, come only from documents holding the
+    # question's names as well as the best retrieved document does (qa.pipeline.subjects): no Mount
+    # Everest for "the highest point in Oman", no Apache-against-Mozilla "disagreement".
+    subject_documents: bool = False
     llm_max_context_sentences: int = 60
     # Disagreement between documents.
     detect_disagreement: bool = True
