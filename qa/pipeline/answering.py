@@ -448,9 +448,9 @@ def _disagreements(question, chosen, ranked, config: AnswerConfig) -> list[Confl
 def _on_subject(
     question: str, evidence: Sequence[SourceSentence], passages: Sequence[Passage]
 ) -> list[Passage]:
-    """The passages whose documents hold the question's names as well as any retrieved one does:
-    only they speak of the answer's subject, so only they can disagree with it (the Apache and
-    Mozilla licences each grant patent licences on their own terms, and do not disagree)."""
+    """The passages of the documents about what the question names (``subjects``): only they
+    speak of the answer's subject, so only they can disagree with it (the Apache and Mozilla
+    licences each grant patent licences on their own terms, and do not disagree)."""
     on_subject = documents_on_subject(question, [*evidence, *(s for p in passages for s in p.sentences)])
     return list(passages) if on_subject is None else [p for p in passages if p.document_id in on_subject]
 

@@ -40,8 +40,8 @@ class AnswerConfig:
     # answers the FAQ entry "Is zlib thread-safe?" it sits under.
     extractive_section_context: bool = True
     require_quantity_for_quantity_questions: bool = True
-    # Answer sentences, and the other side of a disagreement, come only from documents holding the
-    # question's names as well as the best retrieved document does (qa.pipeline.subjects): no Mount
+    # Answer sentences, and the other side of a disagreement, come only from the retrieved documents
+    # about what the question names (qa.pipeline.subjects: titles first, then the names held): no Mount
     # Everest for "the highest point in Oman", no Apache-against-Mozilla "disagreement".
     subject_documents: bool = False
     llm_max_context_sentences: int = 60

@@ -119,8 +119,8 @@ class ExtractiveSettings:
     # The headings above a sentence count as part of it: its words join its bag like the title's,
     # and its innermost heading is encoded with it ("Is zlib Y2K-compliant?: Yes.").
     section_context: bool = False
-    # Only documents that hold the question's names as well as the best retrieved one does may
-    # answer (``qa.pipeline.subjects``): the highest point "in Oman" is not Nepal's Mount Everest.
+    # Only the retrieved documents about what the question names may answer (``qa.pipeline.subjects``:
+    # titles first, then the names held): the highest point "in Oman" is not Nepal's Mount Everest.
     # A window where no document holds them gives no sentence, so the next window is read.
     subject_documents: bool = False
 
