@@ -42,12 +42,14 @@ from qa.pipeline.run import (
     TracedSentence,
     VerificationRecord,
 )
+from qa.pipeline.subjects import documents_on_subject
 from qa.pipeline.types import (
     PARTIAL,
     SUPPORTED,
     UNSUPPORTED,
     Answer,
     AnswerSentence,
+    Passage,
     ScoredPassage,
     SourceSentence,
 )
@@ -120,6 +122,7 @@ def build_generator(config: AnswerConfig, embedder: Embedder, llm: LLM | None) -
                 padding_floor=config.extractive_padding_floor,
                 question_shape=config.extractive_question_shape,
                 section_context=config.extractive_section_context,
+                subject_documents=config.subject_documents,
             ),
         )
     if config.generator == "overlap":
@@ -129,6 +132,7 @@ def build_generator(config: AnswerConfig, embedder: Embedder, llm: LLM | None) -
             _need_llm(llm, "the llm generator"),
             embedder=embedder,
             max_context_sentences=config.llm_max_context_sentences,
+            subject_documents=config.subject_documents,
         )
     raise ValueError(f"unknown generator {config.generator!r}")
 
@@ -428,6 +432,8 @@ def _disagreements(question, chosen, ranked, config: AnswerConfig) -> list[Confl
     conflicting statements (``claims.find_claim_conflicts``, a heuristic)."""
     evidence = [c for s in chosen if s.support == SUPPORTED for c in s.citations]
     passages = [p.passage for p in ranked[: config.disagreement_passages]]
+    if config.subject_documents:
+        passages = _on_subject(question, evidence, passages)
     conflicts: list[Conflict | ClaimConflict] = list(
         find_conflicts(question, evidence, passages, min_key_overlap=config.disagreement_min_key_overlap)
     )
@@ -437,6 +443,16 @@ def _disagreements(question, chosen, ranked, config: AnswerConfig) -> list[Confl
             question, evidence, passages, max_conflicts=MAX_CONFLICTS - len(conflicts), skip=taken
         )
     return conflicts
+
+
+def _on_subject(
+    question: str, evidence: Sequence[SourceSentence], passages: Sequence[Passage]
+) -> list[Passage]:
+    """The passages of the documents about what the question names (``subjects``): only they
+    speak of the answer's subject, so only they can disagree with it (the Apache and Mozilla
+    licences each grant patent licences on their own terms, and do not disagree)."""
+    on_subject = documents_on_subject(question, [*evidence, *(s for p in passages for s in p.sentences)])
+    return list(passages) if on_subject is None else [p for p in passages if p.document_id in on_subject]
 
 
 def _with_disagreement(

@@ -40,6 +40,10 @@ class AnswerConfig:
     # answers the FAQ entry "Is zlib thread-safe?" it sits under.
     extractive_section_context: bool = True
     require_quantity_for_quantity_questions: bool = True
+    # Answer sentences, and the other side of a disagreement, come only from the retrieved documents
+    # about what the question names (qa.pipeline.subjects: titles first, then the names held): no Mount
+    # Everest for "the highest point in Oman", no Apache-against-Mozilla "disagreement".
+    subject_documents: bool = False
     llm_max_context_sentences: int = 60
     # Disagreement between documents.
     detect_disagreement: bool = True

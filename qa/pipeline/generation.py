@@ -29,6 +29,7 @@ from qa.pipeline.lexicon import (
 from qa.pipeline.prompts import generation_messages, looks_like_instruction, number_context
 from qa.pipeline.protocols import LLM, Embedder
 from qa.pipeline.questions import slot_states_amount
+from qa.pipeline.subjects import documents_on_subject, question_names
 from qa.pipeline.text import (
     QuantitySlot,
     content_words,
@@ -118,6 +119,10 @@ class ExtractiveSettings:
     # The headings above a sentence count as part of it: its words join its bag like the title's,
     # and its innermost heading is encoded with it ("Is zlib Y2K-compliant?: Yes.").
     section_context: bool = False
+    # Only the retrieved documents about what the question names may answer (``qa.pipeline.subjects``:
+    # titles first, then the names held): the highest point "in Oman" is not Nepal's Mount Everest.
+    # A window where no document holds them gives no sentence, so the next window is read.
+    subject_documents: bool = False
 
 
 class ExtractiveGenerator:
@@ -147,6 +152,11 @@ class ExtractiveGenerator:
         candidates = [s for s in usable if len(words(s.text)) >= self.settings.min_words] or usable
         if not candidates:
             return Draft((), tuple(context), refused=True, notes=("no evidence sentences",))
+        on_subject = documents_on_subject(question, context) if self.settings.subject_documents else None
+        if on_subject is not None:
+            candidates = [s for s in candidates if s.document_id in on_subject]
+            if not candidates:
+                return Draft((), tuple(context), notes=(_no_subject_note(question),))
 
         relevance = self._relevance(question, candidates)
         scores, lexical, vectors = relevance.scores, relevance.lexical, relevance.vectors
@@ -159,7 +169,15 @@ class ExtractiveGenerator:
         focus = ""
         if self.settings.focus_document and passages:
             # Answer from one document; other documents only supply an amount it lacks.
-            focus = self._focus(passages[0].passage.document_id, order, scores, candidates)
+            top = next(
+                (
+                    p.passage.document_id
+                    for p in passages
+                    if on_subject is None or p.passage.document_id in on_subject
+                ),
+                passages[0].passage.document_id,
+            )
+            focus = self._focus(top, order, scores, candidates)
             in_focus = [i for i in order if candidates[i].document_id == focus]
             order = in_focus + [i for i in order if candidates[i].document_id != focus]
         # Headings, titles and questions help find the document that answers and are quoted by no
@@ -292,6 +310,10 @@ class ExtractiveGenerator:
                 ):
                     return True
         return False
+
+
+def _no_subject_note(question: str) -> str:
+    return f"no document of this window names {', '.join(sorted(question_names(question)))}"
 
 
 def _sentences_stating(
@@ -483,15 +505,23 @@ class LLMGenerator:
         max_context_sentences: int = 60,
         max_tokens: int = 400,
         max_sentences: int = 6,
+        subject_documents: bool = False,
     ) -> None:
         self.llm = llm
+        self.subject_documents = subject_documents  # as ``ExtractiveSettings.subject_documents``
         self.embedder = embedder
         self.max_context_sentences = max_context_sentences
         self.max_tokens = max_tokens
         self.max_sentences = max_sentences
 
     def generate(self, question: str, passages: Sequence[ScoredPassage]) -> Draft:
-        sentences = self._fit_context(question, _passage_sentences(passages))
+        sentences = _passage_sentences(passages)
+        on_subject = documents_on_subject(question, sentences) if self.subject_documents else None
+        if on_subject is not None:
+            sentences = [s for s in sentences if s.document_id in on_subject]
+            if not sentences:
+                return Draft((), (), notes=(_no_subject_note(question),))
+        sentences = self._fit_context(question, sentences)
         if not sentences:
             return Draft((), (), refused=True, notes=("no evidence sentences",))
         context = number_context(sentences)
