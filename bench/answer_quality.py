@@ -20,7 +20,6 @@ import os
 import random
 
 from bench.retrieval_quality import CACHE, DATA, MODEL, MemoEmbedder, analyst_bench, build, clapnq
-from qa.pipeline.agentic import answer_in_parts
 from qa.pipeline.embedding import CachingEmbedder, SentenceTransformerEmbedder
 from qa.pipeline.factory import ModelClients, build_pipeline
 from qa.pipeline.presets import get_preset
@@ -53,10 +52,7 @@ def clapnq_cases() -> tuple[list[GoldCase], dict[str, str]]:
 def predict(case: GoldCase, index, embedder, config) -> tuple[Prediction, PipelineRun]:
     # No LLM here: presets that ask for one run with their no-LLM substitutes, as on a site without one.
     pipeline = build_pipeline(config, index=index, clients=ModelClients(embedder=embedder))
-    if config.decompose:  # the agentic preset: parts answered one by one, then combined
-        run = answer_in_parts(case.question, pipeline=pipeline)
-    else:
-        run = answer_question(case.question, pipeline=pipeline)
+    run = answer_question(case.question, pipeline=pipeline)  # the agentic preset: in parts, combined
     return prediction_from_run(case.case_id, run), run
 
 

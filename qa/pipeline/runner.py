@@ -1,27 +1,37 @@
-"""The pipeline end to end: retrieval, then answering, which may run in different processes.
+"""The one runner of a question: its stages in order, each executed where a stage executor says.
 
-Both take a ``Pipeline`` (``factory.build_pipeline``) and a
-``PipelineRun`` and return the run with their result added.
-``retrieve_stage`` (retrieval and reranking) also returns the live ranking;
-``answer_stage`` (generation, citations, verification, refusal,
-disagreement) answers from a ranking, running ``qa.pipeline.stages``'
-three stages in turn. In one process ``answer_question``
-hands the ranking straight on; across processes (the Celery tasks) the run
-travels as JSON and ``ranking_from_run`` looks its passages up again.
+A question runs retrieval (with the follow-up rewrite), then the answering
+stages of ``qa.pipeline.stages`` (generation, citation, verification) until
+``next_stage`` says it has its answer. ``run_stages`` walks that sequence; a
+``StageExecutor`` decides only WHERE each stage executes and what surrounds it:
+
+- ``InProcess`` (here): every stage in this process, nothing stored: bench/,
+  tests, warm-up, and each part of a decomposed question in memory.
+- ``qa.services.stage_jobs.StoredStages``: each stage claims the stored question
+  under a lease, runs the same ``run_step`` and hands the run on through the row;
+  a stage this worker does not serve is left for its Celery task (the API's
+  questions), or every stage runs here (``ask``, ``chat``, evaluation).
+
+Across processes the run travels as JSON and ``ranking_from_run`` looks its
+passages up again; in one process the ranking is handed straight on (``Held``).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from typing import Literal, Protocol
 
 from qa.pipeline import conversation
+from qa.pipeline.combine import DecompositionStep, PartAnswer, combine
 from qa.pipeline.conversation import Rewrite
 from qa.pipeline.dates import DatePreference, prefer_period, question_period
+from qa.pipeline.decompose import Plan, plan_question
 from qa.pipeline.expansion import feedback_terms
 from qa.pipeline.factory import Pipeline
 from qa.pipeline.model_parts import PipelineModels
+from qa.pipeline.presets import PipelineConfig
 from qa.pipeline.protocols import LLM, CorpusIndex, PrefetchingIndex
 from qa.pipeline.retrieval import RetrievalConfig, RetrievalResult, retrieve
 from qa.pipeline.run import (
@@ -33,6 +43,7 @@ from qa.pipeline.run import (
     RetrieverHit,
 )
 from qa.pipeline.stages import (  # noqa: F401 - PipelineError and retrieval_confidence are used through runner
+    AnswerStage,
     PipelineError,
     merged,
     next_stage,
@@ -199,21 +210,104 @@ def ranking_from_run(run: PipelineRun, index: CorpusIndex) -> tuple[ScoredPassag
     return tuple(ranked)
 
 
+# --- the runner -------------------------------------------------------------------------
+
+Stage = Literal["retrieval", "generation", "citation", "verification"]
+RETRIEVAL: Stage = "retrieval"
+
+
+@dataclass(frozen=True)
+class Held:
+    """What a stage that ran in this process holds: the pipeline it ran with (for a stored question,
+    built at the corpus version retrieval ranked), the run so far and the ranking's passages. The
+    next stage, run right after in the same process, starts from these instead of reading the run
+    back and looking the passages up again."""
+
+    pipeline: Pipeline
+    run: PipelineRun
+    ranked: tuple[ScoredPassage, ...] = ()
+
+
+def following_stage(run: PipelineRun) -> AnswerStage | None:
+    """The stage ``run`` waits for after retrieval; None when it has its answer or failed."""
+    return next_stage(run)
+
+
+def run_step(stage: Stage, held: Held, *, worker: str = "") -> Held:
+    """Execute one stage on what is held: the computation every executor runs, wherever it runs it.
+
+    Retrieval searches ``run.standalone`` (the rewrite, when the caller made one) or the question."""
+    if stage == RETRIEVAL:
+        run, retrieval = retrieve_stage(held.pipeline, held.run)
+        return Held(held.pipeline, run, tuple(retrieval.ranked))
+    run = run_stage(stage, held.pipeline, held.run, held.ranked, worker=worker)
+    return replace(held, run=run)
+
+
+class StageExecutor(Protocol):
+    """Where the stages of one question execute."""
+
+    def runs_here(self, stage: Stage) -> bool:
+        """Whether ``stage`` executes in this process right after the previous one; otherwise
+        ``run_stages`` stops and leaves it to whoever serves it (a Celery task)."""
+        ...
+
+    def execute(self, stage: Stage, held: Held | None) -> Held | None:
+        """Execute ``stage`` (``held``: what the previous stage left in this process, None when it
+        ran elsewhere); None when nothing follows here (not this executor's turn, failed, stored
+        elsewhere or put back for a retry)."""
+        ...
+
+
+def run_stages(
+    executor: StageExecutor, stage: Stage = RETRIEVAL, held: Held | None = None
+) -> tuple[Held | None, AnswerStage | None]:
+    """Run ``stage`` and then each following stage that ``executor`` runs here.
+
+    Returns what the last stage run here left (None when it ended the run early: failed, lost its
+    claim) and the stage left for elsewhere (None when none is)."""
+    while True:
+        held = executor.execute(stage, held)
+        if held is None:
+            return None, None
+        waiting = following_stage(held.run)
+        if waiting is None or not executor.runs_here(waiting):
+            return held, waiting
+        stage = waiting
+
+
+@dataclass(frozen=True)
+class InProcess:
+    """Every stage in this process, with nothing stored: the run is the result."""
+
+    pipeline: Pipeline
+    asked: PipelineRun
+    worker: str = ""
+
+    def runs_here(self, stage: Stage) -> bool:
+        return True
+
+    def execute(self, stage: Stage, held: Held | None) -> Held | None:
+        return run_step(stage, held or Held(self.pipeline, self.asked), worker=self.worker)
+
+
 # --- stage 2: answering (generation, citation, verification) ------------------------------
 
 
 def answer_stage(
     pipeline: Pipeline, run: PipelineRun, ranked: Sequence[ScoredPassage], *, worker: str = ""
 ) -> PipelineRun:
-    """Answer from ``ranked`` (the retrieval step's ranking, best first): the answering stages one
-    after another in this process (the Celery tasks run each in a task of its own).
+    """The answering stages of a run retrieved elsewhere, run by the runner in this process, from
+    ``ranked`` (the retrieval step's ranking, best first).
 
     The reply is one of the answer kinds: a clarifying question for a turn that points at
     something nothing names, a refusal, an answer, or a partial answer naming what is missing.
     """
-    while (stage := next_stage(run)) is not None:
-        run = run_stage(stage, pipeline, run, ranked, worker=worker)
-    return run
+    if (stage := next_stage(run)) is None:
+        return run
+    held, _ = run_stages(InProcess(pipeline, run, worker), stage, Held(pipeline, run, tuple(ranked)))
+    assert held is not None  # an in-process stage always hands its run on
+    return held.run
 
 
 def answer_question(
@@ -224,15 +318,50 @@ def answer_question(
     standalone: str = "",
     rewrite: Rewrite | None = None,
 ) -> PipelineRun:
-    """Both stages in one process, the ranking handed straight on (tests, the `ask` path, evaluation).
+    """The question run by the runner in this process, nothing stored (bench/, tests, warm-up).
 
+    A preset that decomposes plans the question, runs each part the same way and combines them.
     ``rewrite``: the follow-up's rewrite (its question is searched); ``standalone`` alone is the
     older way to say what to search."""
+    if pipeline.config.decompose:
+        return answer_in_parts(question, pipeline=pipeline, preset=preset)
     run = PipelineRun(
         question=question,
         preset=preset or pipeline.config.name,
         standalone=rewrite.question if rewrite else standalone,
         conversation=rewrite,
     )
-    run, retrieval = retrieve_stage(pipeline, run)
-    return answer_stage(pipeline, run, retrieval.ranked)
+    held, _ = run_stages(InProcess(pipeline, run))
+    assert held is not None  # an in-process stage always hands its run on
+    return held.run
+
+
+# --- a question split into parts (the agentic preset) --------------------------------------
+
+
+def part_config(config: PipelineConfig, plan: Plan) -> PipelineConfig:
+    """The configuration each part runs with: the preset without the split and, for a question that
+    was split, without clarifying questions. The planner made each part stand alone, and a part
+    saying "those elections (Mali)" is not the analyst pointing at something unnamed; asking back
+    about a part gave analyst-bench train clarifying questions instead of cited answers."""
+    config = replace(config, decompose=False)
+    if plan.decomposed and config.turns is not None:
+        config = replace(config, turns=replace(config.turns, clarify=False))
+    return config
+
+
+def answer_in_parts(question: str, *, pipeline: Pipeline, preset: str = "") -> PipelineRun:
+    """Plan, run each part through the runner in this process, combine (the site runs each part as a
+    stored question of its own: ``qa/services/decomposition.py``)."""
+    plan = plan_question(question, llm=pipeline.llm, models=pipeline.models)
+    parts_pipeline = replace(pipeline, config=part_config(pipeline.config, plan))
+    runs = [answer_question(part, pipeline=parts_pipeline) for part in plan.parts]
+    parts = [
+        PartAnswer(text, run.answer, 0, run.failure.message if run.failure else "")
+        for text, run in zip(plan.parts, runs, strict=True)
+    ]
+    answer, records = combine(plan, parts)
+    run = PipelineRun(question=question, preset=preset or pipeline.config.name)
+    for part_run in runs:  # the parts' stage timings, summed: what answering the question took
+        run = run.added(**part_run.timings)
+    return replace(run, answer=answer, decomposition=DecompositionStep(plan=plan, parts=records))

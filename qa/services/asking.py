@@ -19,9 +19,9 @@ from qa.errors import (
 )
 from qa.models import Conversation, Question
 from qa.pipeline.dates import DocumentScope
-from qa.pipeline.run import PipelineRun
-from qa.services.decomposition import answer_decomposed_now
-from qa.services.stage_jobs import RETRIEVE_QUESTION_TASK, answer_queued_now
+from qa.pipeline.run import PipelineRun, load_run
+from qa.services.decomposition import question_run_here
+from qa.services.stage_jobs import RETRIEVE_QUESTION_TASK
 
 logger = logging.getLogger(__name__)
 
@@ -155,13 +155,14 @@ def answer_now_with_run(
     config: presets.PipelineConfig | None = None,
     scope: DocumentScope | None = None,
 ) -> tuple[Question, PipelineRun | None]:
-    """``answer_now``, also returning the run (evaluation scores it; None when no stage was claimed).
+    """``answer_now``, also returning the run (evaluation scores it; a failed run has no answer).
 
     ``history``: earlier (question, answer) turns that were never asked here (a
     benchmark's conversation); by default, the conversation's own questions.
 
-    The pipeline is built once and the ranking handed straight from retrieval
-    to generation: no JSON round trip and one corpus index, unlike two tasks.
+    The stages run through the same runner and stage jobs as a queued question's
+    (``question_run_here``), every one in this process: the pipeline is built once and
+    the ranking handed straight from retrieval to generation.
     ``config`` runs that configuration (an evaluation run's, stored when it
     was created) instead of resolving ``preset`` now.
     """
@@ -176,9 +177,6 @@ def answer_now_with_run(
         is_evaluation=is_evaluation,
         scope=scope,
     )
-    if config.decompose:  # the agentic preset: planned, each part answered, then combined
-        run = answer_decomposed_now(question.pk, history=history)
-    else:
-        run = answer_queued_now(question.pk, history=history)
+    question_run_here(question.pk, history=history)
     question.refresh_from_db()
-    return question, run
+    return question, load_run(question.trace, question=question.text)

@@ -37,10 +37,10 @@ from groundedqa_site import jobs
 from qa import clients, presets
 from qa.models import Decomposition, Question, SubQuestion
 from qa.pipeline import codec, runner
-from qa.pipeline.agentic import part_config
 from qa.pipeline.combine import DecompositionStep, PartAnswer, combine
 from qa.pipeline.decompose import Plan, plan_question
 from qa.pipeline.run import PipelineRun, StageRun, load_run
+from qa.pipeline.runner import part_config
 from qa.services import stage_jobs
 
 logger = logging.getLogger(__name__)
@@ -239,27 +239,39 @@ def _part_answer(part: Question) -> PartAnswer:
     return PartAnswer(part.text, answer, part.pk, "" if answer else "the part has no answer")
 
 
-def answer_decomposed_now(question_id: int, *, history=None) -> PipelineRun | None:
-    """Plan, answer every part and combine, all in this process (``ask``, evaluation)."""
+def question_run_here(question_id: int, *, history: Sequence[tuple[str, str]] | None = None) -> None:
+    """Every stage of a question waiting for retrieval, in this process (``ask``, ``chat``,
+    evaluation), through the one runner with every stage here; the run ends in the question's row.
+
+    A question whose preset decomposes is planned, each part run the same way, and combined."""
+    if not decomposes(question_id):
+        stage_jobs.question_stages_run(
+            question_id=question_id,
+            waiting="",
+            runs_here=stage_jobs.every_stage_here,
+            retry=False,  # the caller is waiting: a transient failure fails now, not later
+            history=history,
+        )
+        return
     question = stage_jobs._claim(question_id, waiting_stage="", stage="planning")
     if question is None:
-        return None
+        return
     with jobs.heartbeat(Question, question.pk, question.lease_owner):
         parts = _plan_claimed(question, history=history)
         if parts is None:
-            return None
+            return
         for part in parts:
-            stage_jobs.answer_queued_now(part.pk, history=())
+            question_run_here(part.pk, history=())
             # Counted like a queued part's, but nothing is queued: this process combines next.
             part_settled(question_id=part.pk, queue_combination=False)
-        return _combine_claimed(question)
+        _combine_claimed(question)
 
 
 __all__ = [
     "COMBINE_TASK",
-    "answer_decomposed_now",
     "decompositions_reap",
     "part_settled",
     "question_combine",
     "question_decompose",
+    "question_run_here",
 ]

@@ -12,11 +12,15 @@ one fenced write, so a redelivered or re-queued stage finds nothing to do or
 redoes the same work from the same stored run; only the last stage writes the
 answer, once.
 
-A worker that also serves the next stage's queue runs that stage itself, right
-after, instead of sending its task (``question_stages_run``): the hand-over
-through the row (the checkpoint a crash falls back to) is the same, only the
-message, and with it the wait for a free process, a fresh database connection
-and rebuilding the pipeline, is left out.
+The stages run through the one runner (``qa.pipeline.runner.run_stages``),
+with ``StoredStages`` as its executor: the runner says which stage follows,
+the executor claims, runs ``runner.run_step`` and hands on. A worker that also
+serves the next stage's queue runs that stage itself, right after, instead of
+sending its task (``question_stages_run``): the hand-over through the row (the
+checkpoint a crash falls back to) is the same, only the message, and with it
+the wait for a free process, a fresh database connection and rebuilding the
+pipeline, is left out. ``ask``, ``chat`` and evaluation run every stage this
+way in their own process (``every_stage_here``).
 """
 
 from __future__ import annotations
@@ -41,7 +45,6 @@ from qa.models import Answer, AnswerSentence, Citation, Question
 from qa.pipeline import runner, stages
 from qa.pipeline.factory import Pipeline, build_pipeline
 from qa.pipeline.run import RUN_FORMAT_VERSION, PipelineRun, StageRun, load_run
-from qa.pipeline.types import ScoredPassage
 
 logger = logging.getLogger(__name__)
 
@@ -215,21 +218,9 @@ def question_retrieve(*, question_id: int, retry: bool = True) -> bool:
     return _retrieve(question_id, retry=retry) is not None
 
 
-@dataclass(frozen=True)
-class InHand:
-    """What a stage that ran in this process holds besides the run it stored: the pipeline it built
-    (at the corpus version retrieval ranked) and the ranking's passages. The next stage, run right
-    after in the same process, starts from these: the values it would otherwise read back from the
-    row and rebuild."""
-
-    pipeline: Pipeline
-    run: PipelineRun
-    ranked: tuple[ScoredPassage, ...]
-
-
 def _retrieve(
     question_id: int, *, retry: bool, history: Sequence[tuple[str, str]] | None = None
-) -> InHand | None:
+) -> runner.Held | None:
     """Stage 1; the pipeline, the run so far and the ranking when generation should follow."""
     question = _claim(question_id, waiting_stage="", stage="retrieval")
     if question is None:
@@ -240,7 +231,7 @@ def _retrieve(
 
 def _retrieve_claimed(
     question: Question, *, retry: bool, history: Sequence[tuple[str, str]] | None = None
-) -> InHand | None:
+) -> runner.Held | None:
     question_id = question.pk
     run = PipelineRun(question=question.text, preset=question.preset)
     started_at, clock = _now_iso(), time.perf_counter()
@@ -257,7 +248,8 @@ def _retrieve_claimed(
         run = replace(run, standalone=standalone, conversation=conversation).timed(
             rewrite=time.perf_counter() - started
         )
-        run, retrieval = runner.retrieve_stage(pipeline, run)
+        held = runner.run_step(runner.RETRIEVAL, runner.Held(pipeline, run))
+        run = held.run
     except (clients.ConfigurationError, runner.PipelineError) as exc:
         _fail(question, run.failed("retrieval", str(exc)))
         return None
@@ -274,7 +266,7 @@ def _retrieve_claimed(
     ):
         logger.warning("question %s: retrieval lost its lease; its result is dropped", question_id)
         return None
-    return InHand(pipeline, run, tuple(retrieval.ranked))
+    return replace(held, run=run)
 
 
 def _hand_on(question: Question, run: PipelineRun, stage: str, **columns) -> bool:
@@ -313,44 +305,79 @@ def question_stage(*, question_id: int, stage: stages.AnswerStage, retry: bool =
     sends; None when there is none (answered, failed, put back for a retry,
     or not this stage's turn: a redelivered message finds nothing to claim).
     """
-    handed = _answer_stage(question_id, stage, retry=retry)
-    return stages.next_stage(handed.run) if handed is not None else None
+    _, left = runner.run_stages(StoredStages(question_id, runs_on=no_stage_here, retry=retry), stage)
+    return left
+
+
+def every_stage_here(task: str) -> bool:
+    """For ``ask``, ``chat`` and evaluation: the caller waits, so each stage runs in its process."""
+    return True
+
+
+def no_stage_here(task: str) -> bool:
+    return False
+
+
+@dataclass(frozen=True)
+class StoredStages:
+    """The runner's executor for a stored question: each stage claims the row under a lease, runs
+    ``runner.run_step`` and hands the run on through the row (the last stores the answer), so a
+    worker killed inside or between stages leaves the question queued or under an expiring lease
+    for the reaper. A following stage runs in this process when ``runs_on`` says this worker serves
+    its task (``jobs.runs_here``; ``every_stage_here`` for ``ask``, ``chat`` and evaluation), right after,
+    from what is in hand; otherwise it is left for its task.
+
+    ``retry``: a transient failure puts the stage back in the queue for later (in process the
+    caller is waiting, so it fails instead). ``history``: earlier turns never asked here (a
+    benchmark's conversation); by default the conversation's own questions."""
+
+    question_id: int
+    runs_on: Callable[[str], bool] = jobs.runs_here
+    retry: bool = True
+    history: Sequence[tuple[str, str]] | None = None
+
+    def runs_here(self, stage: str) -> bool:
+        return self.runs_on(STAGE_TASKS[stage])
+
+    def execute(self, stage: str, held: runner.Held | None) -> runner.Held | None:
+        if stage == runner.RETRIEVAL:
+            return _retrieve(self.question_id, retry=self.retry, history=self.history)
+        if held is not None:
+            logs.bind(stage=stage)
+            logger.info("question %s: %s runs next in this worker process", self.question_id, stage)
+        return _answer_stage(self.question_id, stage, retry=self.retry, held=held)
 
 
 def question_stages_run(
-    *, question_id: int, waiting: str, runs_here: Callable[[str], bool] = jobs.runs_here
+    *,
+    question_id: int,
+    waiting: str,
+    runs_here: Callable[[str], bool] = jobs.runs_here,
+    retry: bool = True,
+    history: Sequence[tuple[str, str]] | None = None,
 ) -> str | None:
     """Run the stage a queued question waits for ("" for retrieval), then each following stage whose
-    task ``runs_here`` (this worker consumes its queue), in this process.
+    task ``runs_here`` (this worker consumes its queue, or ``every_stage_here``), in this process, through
+    the one runner (``qa.pipeline.runner.run_stages``) with ``StoredStages`` as its executor.
 
-    Each stage claims the question and hands the run on through its row as when
-    its task is sent, so a worker killed inside or between stages leaves the
-    question queued or under an expiring lease for the reaper, as before. Only
-    the message is saved: the next stage starts at once from what is in hand.
     Returns the stage left for another worker, whose task the caller sends; None
     when there is none (answered, failed, put back for a retry, or not this
     delivery's turn).
     """
-    in_hand = _retrieve(question_id, retry=True) if waiting == "" else _answer_stage(question_id, waiting)
-    while in_hand is not None:
-        following = stages.next_stage(in_hand.run)
-        if following is None or not runs_here(STAGE_TASKS[following]):
-            return following
-        logs.bind(stage=following)
-        logger.info("question %s: %s runs next in this worker process", question_id, following)
-        in_hand = _answer_stage(question_id, following, in_hand=in_hand)
-    return None
+    executor = StoredStages(question_id, runs_on=runs_here, retry=retry, history=history)
+    _, left = runner.run_stages(executor, waiting or runner.RETRIEVAL)
+    return left
 
 
 def _answer_stage(
-    question_id: int, stage: stages.AnswerStage, *, retry: bool = True, in_hand: InHand | None = None
-) -> InHand | None:
+    question_id: int, stage: stages.AnswerStage, *, retry: bool = True, held: runner.Held | None = None
+) -> runner.Held | None:
     """Claim and run one answering stage; what the next stage needs, or None when none follows here."""
-    question = _claim(question_id, waiting_stage=stage, stage=stage, with_trace=in_hand is None)
+    question = _claim(question_id, waiting_stage=stage, stage=stage, with_trace=held is None)
     if question is None:
         return None
     with jobs.heartbeat(Question, question.pk, question.lease_owner):
-        return _stage_claimed(question, stage, retry=retry, in_hand=in_hand)
+        return _stage_claimed(question, stage, retry=retry, held=held)
 
 
 def question_answer_stages(*, question_id: int, retry: bool = True) -> Answer | None:
@@ -389,19 +416,19 @@ def _handed_over(question: Question, stage: str) -> PipelineRun | None:
 
 
 def _stage_claimed(
-    question: Question, stage: stages.AnswerStage, *, retry: bool, in_hand: InHand | None = None
-) -> InHand | None:
-    run = _handed_over(question, stage) if in_hand is None else in_hand.run
+    question: Question, stage: stages.AnswerStage, *, retry: bool, held: runner.Held | None = None
+) -> runner.Held | None:
+    run = _handed_over(question, stage) if held is None else held.run
     if run is None:
         return None
     try:
-        if in_hand is None:
+        if held is None:
             # The version retrieval ranked; documents deleted or replaced since drop out of it.
             pipeline = _pipeline(question, version=question.corpus_version)
             ranked = runner.ranking_from_run(run, pipeline.index)
         else:
-            pipeline, ranked = in_hand.pipeline, in_hand.ranked
-        run = stages.run_stage(stage, pipeline, run, ranked, worker=_worker(question))
+            pipeline, ranked = held.pipeline, held.ranked
+        run = runner.run_step(stage, runner.Held(pipeline, run, tuple(ranked)), worker=_worker(question)).run
     except (clients.ConfigurationError, runner.PipelineError) as exc:
         _fail(question, run.failed(stage, str(exc)))
         return None
@@ -418,42 +445,7 @@ def _stage_claimed(
     if not _hand_on(question, run, following):
         logger.warning("question %s: %s lost its lease; its result is dropped", question.pk, stage)
         return None
-    return InHand(pipeline, run, tuple(ranked))
-
-
-def answer_queued_now(question_id: int, *, history: Sequence[tuple[str, str]] | None = None):
-    """Every stage of a question waiting for retrieval, in this process; its run (None: none claimed)."""
-    run = None
-    # In process, a transient failure is not put back in the queue: the caller is waiting.
-    retrieved = _retrieve(question_id, retry=False, history=history)
-    if retrieved is not None:
-        run = retrieved.run
-        claimed = _claim(question_id, waiting_stage="generation", stage="generation", with_trace=False)
-        if claimed is not None:
-            with jobs.heartbeat(Question, claimed.pk, claimed.lease_owner):
-                # All three answering stages under the one claim: no hand-over in between.
-                _, run = _generate(claimed, retrieved.pipeline, run, retrieved.ranked, retry=False)
-    return run
-
-
-def _generate(
-    question: Question, pipeline: Pipeline, run: PipelineRun, ranked: Sequence[ScoredPassage], *, retry: bool
-) -> tuple[Answer | None, PipelineRun]:
-    """Every answering stage in this process, under the one claim (``answer_now``)."""
-    try:
-        run = runner.answer_stage(pipeline, run, ranked, worker=_worker(question))
-    except (clients.ConfigurationError, runner.PipelineError) as exc:
-        run = run.failed("generation", str(exc))
-        _fail(question, run)
-        return None, run
-    except Exception as exc:  # noqa: BLE001 - reported on the job; the traceback goes to the log
-        if _retry_later(question, exc, retry=retry):
-            return None, run
-        logger.exception("generation failed for question %s", question.pk)
-        run = run.failed("generation", f"Generation failed: {exc}")
-        _fail(question, run)
-        return None, run
-    return _store_answer(question, run), run
+    return runner.Held(pipeline, run, tuple(ranked))
 
 
 def _store_answer(question: Question, run: PipelineRun) -> Answer | None:

@@ -176,7 +176,7 @@ def test_a_combination_whose_worker_died_is_sent_again_by_the_reaper(
 
     question, parts = planned_and_waiting(analyst, westmere)
     for part in parts:
-        stage_jobs.answer_queued_now(part.pk)
+        decomposition.question_run_here(part.pk)
         decomposition.part_settled(question_id=part.pk, queue_combination=False)
     die_during(question, "combination")
     services.questions_reap()  # back to waiting for the combination, whose task it sends

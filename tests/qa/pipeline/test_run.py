@@ -13,7 +13,17 @@ from qa.pipeline.factory import ModelClients, build_pipeline
 from qa.pipeline.memory_index import InMemoryCorpusIndex
 from qa.pipeline.presets import get_preset
 from qa.pipeline.run import RUN_FORMAT_VERSION, PipelineRun, load_run
-from qa.pipeline.runner import PipelineError, answer_question, answer_stage, ranking_from_run, retrieve_stage
+from qa.pipeline.runner import (
+    RETRIEVAL,
+    Held,
+    PipelineError,
+    answer_question,
+    answer_stage,
+    ranking_from_run,
+    retrieve_stage,
+    run_stages,
+    run_step,
+)
 
 # Traces written by the code before PipelineRun (format version 1), kept as stored.
 V1_TRACES = json.loads((Path(__file__).parents[1] / "data" / "traces_v1.json").read_text())
@@ -77,6 +87,40 @@ def test_the_stages_in_two_processes_give_the_answer_of_one(index):
     assert [a.sentences for a in in_two.answering.attempts] == [
         a.sentences for a in in_one.answering.attempts
     ]
+
+
+class EveryStageElsewhere:
+    """A stage executor like a Celery worker per stage: each stage starts from the run as stored JSON,
+    with its passages looked up again, and no stage follows in the same process."""
+
+    def __init__(self, pipeline, asked: PipelineRun, index) -> None:
+        self.pipeline, self.asked, self.index, self.executed = pipeline, asked, index, []
+
+    def runs_here(self, stage) -> bool:
+        return False
+
+    def execute(self, stage, held):
+        self.executed.append(stage)
+        run = PipelineRun.from_json(json.loads(json.dumps((held.run if held else self.asked).to_json())))
+        ranked = () if stage == RETRIEVAL else ranking_from_run(run, self.index)
+        return run_step(stage, Held(self.pipeline, run, ranked))
+
+
+def test_the_runner_gives_the_same_answer_wherever_each_stage_executes(index):
+    """The answer an analyst reads does not depend on the executor: one process (bench, tests)
+    or every stage handed over as stored JSON (the workers)."""
+    pipeline = pipeline_for("default", index)
+    in_one = answer_question(REFORMS, pipeline=pipeline)
+    elsewhere = EveryStageElsewhere(pipeline, PipelineRun(question=REFORMS, preset="default"), index)
+    held, waiting = run_stages(elsewhere)
+    stages_run = [RETRIEVAL]
+    while waiting is not None:  # each left stage is "sent" and run by the next worker
+        stages_run.append(waiting)
+        held, waiting = run_stages(elsewhere, waiting, held)
+    assert elsewhere.executed == stages_run == ["retrieval", "generation", "citation", "verification"]
+    assert held.run.answer == in_one.answer
+    assert "political reforms" in held.run.answer.text
+    assert [r.stage for r in held.run.stage_runs] == [r.stage for r in in_one.stage_runs]
 
 
 def test_a_preset_that_needs_missing_parts_says_what_stood_in(index):
