@@ -375,7 +375,7 @@ def evaluate(args) -> None:
 
     torch.set_num_threads(args.threads)
     reader = SpanReader(args.eval, threads=0)
-    items = squad_items(held_out=True)
+    items = squad_items(held_out=True)[:: args.every]
     if args.limit:
         items = items[: args.limit]
     started = time.time()
@@ -397,9 +397,10 @@ def evaluate(args) -> None:
         counts["predicted_no_answer"] += found is None
     n = len(items)
     result = {
-        "command": "nice .venv/bin/python bench/train_span_reader.py --eval " + str(args.eval),
-        "data": f"SQuAD 2.0 dev half, held-out articles {', '.join(HELD_OUT)} (never trained on by the span "
-        "deltas or head; the passage reader under them saw them for answerability)",
+        "command": "nice .venv/bin/python " + " ".join(sys.argv),
+        "data": f"SQuAD 2.0 dev half, held-out articles {', '.join(HELD_OUT)}, every {args.every}. question "
+        "(never trained on by the span deltas or head; the passage reader under them saw them for "
+        "answerability)",
         "model": reader.trained_on,
         "n": n,
         "exact_match": round(100 * em / n, 2),
@@ -431,6 +432,7 @@ def main() -> None:
     parser.add_argument("--fit-threshold", default="", help="a span reader file: fit its no-answer threshold")
     parser.add_argument("--calibration", type=int, default=300, help="questions the threshold is fitted on")
     parser.add_argument("--limit", type=int, default=0)
+    parser.add_argument("--every", type=int, default=1, help="with --eval: every n-th held-out question")
     parser.add_argument("--top", type=int, default=2)
     parser.add_argument("--rank", type=int, default=8)
     parser.add_argument("--alpha", type=float, default=16)

@@ -177,7 +177,8 @@ class SpanReader:
     """The extractive reader of our own: the passage reader with a start/end head over its tokens and
     a no-answer option at [CLS] (SQuAD 2.0 style), trained by bench/train_span_reader.py.
 
-    Its file holds low-rank deltas on the passage reader's top layers and the head (~0.3 MB); they
+    Its file (not in the repository: the one trained so far was too weak to ship; docs/readers.md)
+    holds low-rank deltas on the passage reader's top layers and the head (~0.3 MB); they
     were trained on top of the shipped passage reader, so that reader (``reader_weights``, the
     shipped file by default, not QA_READER_WEIGHTS) is merged first, then the span deltas. The
     passage reader's own answerable head is not read here: its probabilities are unchanged.
