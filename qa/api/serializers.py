@@ -190,9 +190,9 @@ class AnswerSentenceSerializer(serializers.ModelSerializer):
         help_text="The exact answer inside this sentence, as an extractive reader found it: `start` and "
         "`end` are character offsets into `text` (`text[start:end] == span.text`), `score` the span's "
         "start+end logit over the reader's no-answer logit (positive: the reader prefers this span to "
-        "no answer). The reader is the one named by QA_SPAN_READER_MODEL, else the shipped span reader "
-        "(docs/readers.md). Null where the reader found no answer in the sentence, when the answer's "
-        "`outcome` is not answer or partial, and for answers stored before spans existed. It informs "
+        "no answer). The reader is the one named by QA_SPAN_READER_MODEL, else the project's own span "
+        "reader where its file is installed (docs/readers.md). Null where the reader found no answer "
+        "in the sentence, when the answer's `outcome` is not answer or partial, and for answers stored before spans existed. It informs "
         "and decides nothing.",
     )
 
