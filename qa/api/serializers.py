@@ -192,8 +192,8 @@ class AnswerSentenceSerializer(serializers.ModelSerializer):
         "start+end logit over the reader's no-answer logit (positive: the reader prefers this span to "
         "no answer). The reader is the one named by QA_SPAN_READER_MODEL, else the project's own span "
         "reader where its file is installed (docs/readers.md). Null where the reader found no answer "
-        "in the sentence, when the answer's `outcome` is not answer or partial, and for answers stored before spans existed. It informs "
-        "and decides nothing.",
+        "in the sentence, when the answer's `outcome` is not answer or partial, and for answers "
+        "stored before spans existed. It informs and decides nothing.",
     )
 
     class Meta:
