@@ -20,6 +20,7 @@ answer, the answer's relevance features and its citation F1. Then:
     QA_BENCH_DATA=/work/shared/data .venv/bin/python bench/answerability.py --write    # and store the model
     ... --cached    # reuse var/answerability_rows.json (signals only change with the code)
     ... --reader bench/results/reader_heldout.json   # add the passage reader's signal (held out)
+    ... --span-reader   # add the shipped span reader's signal (span_answer; not adopted, docs/readers.md)
     ... --json bench/results/answerability.json      # the held-out numbers per fold split, as JSON
 
 ``--reader`` takes bench/train_reader.py's packed per-fold models (12 MB, not in
@@ -451,7 +452,35 @@ def context_report(rows: list[dict]) -> None:
 
 def fit_options(args) -> dict:
     names = SIGNAL_NAMES if args.reader else tuple(n for n in SIGNAL_NAMES if n != "reader_answerable")
+    if getattr(args, "span_reader", False):
+        names = (*names, "span_answer")
     return {"early_recall": args.early_recall, "final_recall": args.final_recall, "names": names}
+
+
+def with_span_reader(rows: list[dict]) -> None:
+    """Each row's ``span_answer``: the shipped span reader's best span score over its no-answer
+    option in the top passage (as ``reader_answerable`` reads the top passage), cached beside the rows.
+
+    Not held out by fold: the span deltas saw no CLAPNQ, but the passage reader under them is the
+    shipped one, which did (its held-out per-fold models are not in the repository)."""
+    from qa.pipeline.reader import SPAN_WEIGHTS, SpanReader, reader_text
+
+    cache = ROWS.parent / "span_reader_scores.json"
+    stamp = f"{SPAN_WEIGHTS.stat().st_size}:{SPAN_WEIGHTS.stat().st_mtime_ns}"
+    stored = json.loads(cache.read_text()) if cache.exists() else {}
+    if stored.get("_file") != stamp:
+        stored = {"_file": stamp}
+    reader = None
+    for row in rows:
+        key = f"{row['dataset']}|{row['case_id']}"
+        if key not in stored:
+            reader = reader or SpanReader(threads=1)
+            stored[key] = -20.0  # nothing retrieved: no span
+            for passage in row["passages"][:1]:
+                text = reader_text(passage["title"], passage["sentences"])
+                stored[key] = reader.span_scores(row["question"], [text])[0][2]
+        row["signals"]["span_answer"] = stored[key]
+    cache.write_text(json.dumps(stored, indent=0) + "\n")
 
 
 def with_reader(rows: list[dict], args) -> None:
@@ -492,9 +521,16 @@ def main() -> None:
         help="bench/train_reader.py's packed models (fold0. .. fold4., final.) or their held-out scores "
         "(.json): adds the reader's signal",
     )
+    parser.add_argument(
+        "--span-reader",
+        action="store_true",
+        help="add the shipped span reader's signal (span_answer: best span over no answer, top passage)",
+    )
     args = parser.parse_args()
     rows = gather(args)
     with_reader(rows, args)
+    if args.span_reader:
+        with_span_reader(rows)
     baseline(rows)
     single_signals(rows, fit_options(args)["names"])
     context_report(rows)

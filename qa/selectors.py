@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.db import connection
 from django.db.models import Prefetch, Q, QuerySet
@@ -15,6 +15,8 @@ from qa.models import AnswerSentence, Citation, Question, TeamPreset
 from qa.pipeline.answering_config import AnswerConfig
 from qa.pipeline.reply import Reply, ReplyThresholds, decide_reply
 from qa.pipeline.run import PipelineRun, load_run
+from qa.pipeline.spans import spans_by_sentence
+from qa.pipeline.verification import AnswerSpan
 
 logger = logging.getLogger(__name__)
 
@@ -108,6 +110,7 @@ def question_run(question: Question) -> PipelineRun:
 class AnswerPresentation:
     reply: Reply
     generator: str  # the generator that ran (a preset's LLM generator may have had a stand-in)
+    spans: dict[str, AnswerSpan] = field(default_factory=dict)  # spans_by_sentence: by sentence text
 
 
 def answer_presentation(answer) -> AnswerPresentation:
@@ -118,16 +121,19 @@ def answer_presentation(answer) -> AnswerPresentation:
     """
     question = answer.question
     run = question_run(question)
+    spans = spans_by_sentence(run)
     config = run.answering.config if run.answering is not None else None
     if config is not None:
-        return AnswerPresentation(decide_reply(answer, ReplyThresholds.of(config)), config.generator)
+        return AnswerPresentation(decide_reply(answer, ReplyThresholds.of(config)), config.generator, spans)
     stored = (question.config or {}).get("answer") or {}
     try:
         config = AnswerConfig(**{k: v for k, v in stored.items() if k in AnswerConfig.__dataclass_fields__})
     except (TypeError, ValueError):
         config = AnswerConfig()
     # With no record of the generator, nothing says the sentences are quotes.
-    return AnswerPresentation(decide_reply(answer, ReplyThresholds.of(config)), stored.get("generator", ""))
+    return AnswerPresentation(
+        decide_reply(answer, ReplyThresholds.of(config)), stored.get("generator", ""), spans
+    )
 
 
 def team_presets_for_user(user) -> QuerySet[TeamPreset]:

@@ -66,6 +66,9 @@ class SentenceView:
     # Beside it, how the sentence bears on the question (qa.pipeline.reply.sentence_relation).
     relation: str | None = None
     mismatch: str = ""
+    # The sentence cut around the reader's exact answer span (before, span, after) for the card's
+    # highlight; None without a span.
+    span_parts: tuple[str, str, str] | None = None
 
     @property
     def label_words(self) -> str:
@@ -132,6 +135,9 @@ def answer_view(answer) -> AnswerView:
             label=label,
             relation=sentence_relation(sentence.relation, outcome=shown.reply.outcome),
             mismatch=sentence.mismatch,
+            span_parts=_span_parts(sentence.text, shown.spans.get(sentence.text))
+            if shown.reply.outcome in ("answer", "partial")
+            else None,
         )
         for citation in citations:
             key = (citation.document_external_id, citation.label)
@@ -275,9 +281,9 @@ def _candidate_table(retrieval: RetrievalStep) -> tuple[list[dict], list[dict]]:
 
 
 def _span_parts(text: str, verdict) -> tuple[str, str, str] | None:
-    """The sentence cut around the reader's answer span (QA_SPAN_READER_MODEL), for highlighting;
-    None without a span or when the span no longer fits the text."""
-    span = getattr(verdict, "span", None)
+    """The sentence cut around the reader's answer span (a verdict's, or the span itself), for
+    highlighting; None without a span or when the span no longer fits the text."""
+    span = getattr(verdict, "span", verdict)
     if (
         span is None
         or not 0 <= span.start < span.end <= len(text)

@@ -154,6 +154,13 @@ def presentation(answer) -> AnswerPresentation:
     return cached
 
 
+class AnswerSpanSerializer(serializers.Serializer):
+    start = serializers.IntegerField(help_text="First character of the span in the sentence's text.")
+    end = serializers.IntegerField(help_text="One past its last character.")
+    text = serializers.CharField(help_text="The span's words, as in the sentence.")
+    score = serializers.FloatField(help_text="Start+end logit over the no-answer logit (> 0: an answer).")
+
+
 class AnswerSentenceSerializer(serializers.ModelSerializer):
     citations = CitationSerializer(many=True)
     label = serializers.SerializerMethodField(
@@ -178,9 +185,20 @@ class AnswerSentenceSerializer(serializers.ModelSerializer):
         "'ten times', the source says 'three times'\"); empty when nothing differs.",
     )
 
+    span = serializers.SerializerMethodField(
+        allow_null=True,
+        help_text="The exact answer inside this sentence, as an extractive reader found it: `start` and "
+        "`end` are character offsets into `text` (`text[start:end] == span.text`), `score` the span's "
+        "start+end logit over the reader's no-answer logit (positive: the reader prefers this span to "
+        "no answer). The reader is the one named by QA_SPAN_READER_MODEL, else the project's own span "
+        "reader where its file is installed (docs/readers.md). Null where the reader found no answer "
+        "in the sentence, when the answer's `outcome` is not answer or partial, and for answers "
+        "stored before spans existed. It informs and decides nothing.",
+    )
+
     class Meta:
         model = AnswerSentence
-        fields = ["ordinal", "text", "support", "label", "relation", "mismatch", "citations"]
+        fields = ["ordinal", "text", "support", "label", "relation", "mismatch", "span", "citations"]
 
     @extend_schema_field(serializers.ChoiceField(choices=list(SENTENCE_LABELS), allow_null=True))
     def get_label(self, sentence: AnswerSentence) -> str | None:
@@ -192,6 +210,16 @@ class AnswerSentenceSerializer(serializers.ModelSerializer):
             outcome=shown.reply.outcome,
             contradicted=sentence.contradicted,
         )
+
+    @extend_schema_field(AnswerSpanSerializer(allow_null=True))
+    def get_span(self, sentence: AnswerSentence) -> dict | None:
+        shown = presentation(sentence.answer)
+        span = shown.spans.get(sentence.text)
+        if span is None or shown.reply.outcome not in ("answer", "partial"):
+            return None
+        if sentence.text[span.start : span.end] != span.text:
+            return None
+        return {"start": span.start, "end": span.end, "text": span.text, "score": span.score}
 
     @extend_schema_field(serializers.ChoiceField(choices=list(SENTENCE_RELATIONS), allow_null=True))
     def get_relation(self, sentence: AnswerSentence) -> str | None:

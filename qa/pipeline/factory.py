@@ -139,8 +139,11 @@ def _with_named_models(parts: AnswerParts, clients: ModelClients) -> tuple[Answe
     if clients.nli is not None and parts.config.verifier == "lexical":
         verifier = NLIVerifier(clients.nli, lexical=verifier)
         notes.append(f"verifier: lexical -> nli ({clients.nli.name})")
-    if clients.span_reader is not None:
-        verifier = SpanReadingVerifier(verifier, clients.span_reader)
+    # Without a user-named reader the shipped one marks the spans; either way the span informs the
+    # trace and the answer card and decides nothing, so the answers are the same with or without it.
+    span_reader = clients.span_reader or (clients.models or default_models()).span_reader
+    if span_reader is not None:
+        verifier = SpanReadingVerifier(verifier, span_reader)
     return replace(parts, verifier=verifier), notes
 
 

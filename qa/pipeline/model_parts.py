@@ -1,6 +1,6 @@
 """The reading models the pipeline is given: built by a factory, passed in, never loaded by a stage.
 
-``PipelineModels`` holds the spaCy taggers, the passage reader, the answerability model, the
+``PipelineModels`` holds the spaCy taggers, the passage and span readers, the answerability model, the
 answer-check and confidence models and the turn-kind model, each behind its Protocol
 (``qa.pipeline.protocols``). ``build_models`` builds them from paths and numbers it is given: a
 site calls it once per process with its settings (``qa.clients.pipeline_models``), and
@@ -25,6 +25,7 @@ from qa.pipeline.protocols import (
     PartOfSpeechTagger,
     PassageReading,
     ProbabilityModel,
+    SpanReader,
     TurnKindClassifier,
 )
 
@@ -40,6 +41,9 @@ class PipelineModels:
     reader: PassageReading | None
     entities: EntityTagger | None
     parts_of_speech: PartOfSpeechTagger | None
+    # The shipped extractive reader (qa.pipeline.reader.SpanReader): marks the exact answer in each
+    # answer sentence where no user-named model (QA_SPAN_READER_MODEL) does; None: no spans.
+    span_reader: SpanReader | None = None
 
 
 def build_models(
@@ -55,7 +59,7 @@ def build_models(
     from qa.pipeline.answerability import MODEL_PATH, load_model
     from qa.pipeline.confidence import TrustModels
     from qa.pipeline.entities import load_entity_tagger, load_part_of_speech_tagger
-    from qa.pipeline.reader import DEFAULT_THREADS, DeferredPassageReader
+    from qa.pipeline.reader import DEFAULT_THREADS, SPAN_WEIGHTS, DeferredPassageReader, DeferredSpanReader
     from qa.pipeline.turn_kind import load_turn_model
 
     answerability = answerability_path or MODEL_PATH
@@ -67,6 +71,7 @@ def build_models(
         reader=DeferredPassageReader(reader_weights, threads=threads),
         entities=load_entity_tagger(),
         parts_of_speech=load_part_of_speech_tagger(),
+        span_reader=DeferredSpanReader(threads=threads) if SPAN_WEIGHTS.is_file() else None,
     )
 
 

@@ -168,3 +168,121 @@ class DeferredPassageReader:
 
     def read(self, question: str, passages: Sequence[tuple[str, Sequence[str]]]) -> list[float]:
         return self.loaded().read(question, passages)
+
+
+SPAN_WEIGHTS = Path(__file__).with_name("models") / "span_reader.safetensors"
+
+
+class SpanReader:
+    """The extractive reader of our own: the passage reader with a start/end head over its tokens and
+    a no-answer option at [CLS] (SQuAD 2.0 style), trained by bench/train_span_reader.py.
+
+    Its file (not in the repository: the one trained so far was too weak to ship; docs/readers.md)
+    holds low-rank deltas on the passage reader's top layers and the head (~0.3 MB); they
+    were trained on top of the shipped passage reader, so that reader (``reader_weights``, the
+    shipped file by default, not QA_READER_WEIGHTS) is merged first, then the span deltas. The
+    passage reader's own answerable head is not read here: its probabilities are unchanged.
+    ``best_spans`` follows the ``protocols.SpanReader`` contract, so it fills the slot a
+    user-named model (QA_SPAN_READER_MODEL) would."""
+
+    def __init__(
+        self,
+        weights: Path | str | None = None,
+        *,
+        reader_weights: Path | str | None = None,
+        base: str | None = None,
+        threads: int = DEFAULT_THREADS,
+        max_answer_tokens: int = 30,
+    ) -> None:
+        path = Path(weights) if weights else SPAN_WEIGHTS
+        if not path.is_file():
+            raise ModelNotAvailable("span reader", str(path), "no such file (the span reader's .safetensors)")
+        passage = PassageReader(reader_weights, base=base, threads=threads)
+        try:
+            from safetensors import safe_open
+
+            with safe_open(str(path), framework="pt") as handle:
+                meta = handle.metadata() or {}
+                deltas = {key: handle.get_tensor(key).float() for key in handle.keys()}
+        except Exception as exc:  # noqa: BLE001 - any loader failure means "not available"
+            raise ModelNotAvailable("span reader", str(path), exc) from exc
+        self.torch, self.tokenizer = passage.torch, passage.tokenizer
+        self.model = _merged(passage.model, deltas, float(meta.get("alpha", 16)) / float(meta.get("rank", 8)))
+        self.head = (deltas["span.weight"], deltas["span.bias"])
+        self.max_len = int(meta.get("max_len", 384))
+        self.max_answer_tokens = max_answer_tokens
+        # Fitted on training questions (bench/train_span_reader.py --fit-threshold): a span must beat
+        # no answer by this much, as SQuAD 2.0 readers tune their null threshold.
+        self.null_threshold = float(meta.get("null_threshold", 0.0))
+        self.trained_on = json.loads(meta.get("trained_on", '""'))
+        self.name = f"shipped span reader ({path.name})"
+        self.threads = threads
+        self._lock = threading.Lock()
+
+    def span_scores(self, question: str, contexts: Sequence[str]) -> list[tuple[int, int, float]]:
+        """Per context, the best span's character offsets and its score over the no-answer option
+        (start+end logits minus [CLS]'s), before the threshold ``best_spans`` applies."""
+        if not contexts:
+            return []
+        torch = self.torch
+        encoded = self.tokenizer(
+            [question] * len(contexts),
+            list(contexts),
+            truncation="only_second",
+            max_length=self.max_len,
+            padding=True,
+            return_offsets_mapping=True,
+            return_tensors="pt",
+        )
+        offsets = encoded.pop("offset_mapping").tolist()
+        with self._lock, torch.inference_mode(), _torch_threads(torch, self.threads):
+            states = self.model(**encoded).last_hidden_state
+            logits = states @ self.head[0].T + self.head[1]
+        start_logits, end_logits = logits[..., 0], logits[..., 1]
+        n = start_logits.shape[1]
+        width = torch.ones(n, n, dtype=torch.bool).triu().tril(self.max_answer_tokens - 1)
+        found = []
+        for row in range(len(contexts)):
+            inside = torch.tensor([s == 1 for s in encoded.sequence_ids(row)])
+            allowed = width & inside[:, None] & inside[None, :]
+            pair = (start_logits[row][:, None] + end_logits[row][None, :]).masked_fill(
+                ~allowed, float("-inf")
+            )
+            best = int(pair.argmax())
+            first, last = divmod(best, n)
+            margin = float(pair[first, last]) - float(start_logits[row, 0] + end_logits[row, 0])
+            found.append((offsets[row][first][0], offsets[row][last][1], round(margin, 4)))
+        return found
+
+    def best_spans(self, question: str, contexts: Sequence[str]) -> list[tuple[int, int, float] | None]:
+        """The ``protocols.SpanReader`` contract: the score is over the fitted threshold (> 0)."""
+        found = self.span_scores(question, contexts)
+        return [
+            (a, b, round(score - self.null_threshold, 4)) if score > self.null_threshold else None
+            for a, b, score in found
+        ]
+
+
+class DeferredSpanReader:
+    """A ``SpanReader`` loaded on its first read (as ``DeferredPassageReader``): a site that never
+    verifies an answer never loads it."""
+
+    name = "shipped span reader"
+
+    def __init__(self, weights: Path | str | None = None, *, threads: int = DEFAULT_THREADS) -> None:
+        self.weights = Path(weights) if weights else SPAN_WEIGHTS
+        self.threads = threads
+        self._reader: SpanReader | None = None
+        self._lock = threading.Lock()
+
+    def loaded(self) -> SpanReader:
+        with self._lock:
+            if self._reader is None:
+                self._reader = SpanReader(self.weights, threads=self.threads)
+            return self._reader
+
+    def span_scores(self, question: str, contexts: Sequence[str]) -> list[tuple[int, int, float]]:
+        return self.loaded().span_scores(question, contexts)
+
+    def best_spans(self, question: str, contexts: Sequence[str]) -> list[tuple[int, int, float] | None]:
+        return self.loaded().best_spans(question, contexts)

@@ -21,6 +21,7 @@ from dataclasses import replace
 from qa.pipeline.embedding import ModelNotAvailable
 from qa.pipeline.generation import DraftSentence
 from qa.pipeline.protocols import SpanReader
+from qa.pipeline.run import PipelineRun
 from qa.pipeline.verification import AnswerSpan, VerificationResult, Verifier
 
 SPAN_READER_SETTING = "QA_SPAN_READER_MODEL"
@@ -129,3 +130,18 @@ class SpanReadingVerifier:
                 start, end, score = found
                 verdicts[i] = replace(verdicts[i], span=AnswerSpan(start, end, text[start:end], score))
         return replace(result, verdicts=tuple(verdicts))
+
+
+def spans_by_sentence(run: PipelineRun) -> dict[str, AnswerSpan]:
+    """The reader's span of each answer sentence of the run, by the sentence's text (the stored
+    answer sentences are its attempts' sentences, word for word; a later attempt's span wins); empty
+    for runs without spans."""
+    spans: dict[str, AnswerSpan] = {}
+    for attempt in run.answering.attempts if run.answering is not None else ():
+        verdicts = attempt.verification.verdicts if attempt.verification else ()
+        for sentence, verdict in zip(
+            attempt.sentences or attempt.generation.sentences, verdicts, strict=False
+        ):
+            if verdict.span is not None:
+                spans[sentence.text] = verdict.span
+    return spans

@@ -1,0 +1,44 @@
+"""The reader's exact answer span is marked inside the quoted answer sentence on the answer card,
+and the API carries the same span on the sentence (`span`)."""
+
+from __future__ import annotations
+
+import html
+import re
+
+import pytest
+
+from tests.qa.pipeline.tiny_models import save_tiny_span_reader
+from tests.ui.conftest import PASSWORD
+
+
+@pytest.fixture(scope="module")
+def tiny_reader(tmp_path_factory):
+    return save_tiny_span_reader(tmp_path_factory.mktemp("squad2"))
+
+
+@pytest.mark.django_db
+def test_the_answer_card_and_the_api_show_the_readers_span(
+    settings, tiny_reader, client, analyst, demo_documents, corpus
+):
+    from rest_framework.test import APIClient
+
+    from qa.services import answer_now
+
+    settings.QA_SPAN_READER_MODEL = tiny_reader
+    question = answer_now(
+        corpus=corpus, text="How many containers did the port handle in 2024?", preset="default", user=analyst
+    )
+    assert client.login(username=analyst.username, password=PASSWORD)
+    page = html.unescape(client.get(f"/questions/{question.pk}/").content.decode())
+    card = page[page.index('aria-label="Answer, sentence by sentence"') :]
+    marked = re.findall(r'<mark class="answer-span"[^>]*>([^<]+)</mark>', card)
+    assert marked, "no answer span marked on the card"
+
+    api = APIClient()
+    api.force_authenticate(analyst)
+    sentences = api.get(f"/api/questions/{question.pk}/").json()["answer"]["sentences"]
+    spans = [(s["text"], s["span"]) for s in sentences if s["span"]]
+    for text, span in spans:
+        assert text[span["start"] : span["end"]] == span["text"] and span["score"] > 0
+    assert [span["text"] for _, span in spans] == marked
