@@ -22,7 +22,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
@@ -43,6 +43,9 @@ from qa.pipeline.text import (
     years_named,
 )
 from qa.pipeline.types import ScoredPassage, SourceSentence
+
+if TYPE_CHECKING:
+    from qa.pipeline.question_reading import QuestionReading
 
 AnswerKind = Literal["answerable", "partial", "underspecified", "unanswerable"]
 ANSWERABLE: AnswerKind = "answerable"
@@ -120,10 +123,13 @@ def answerability_signals(
     analysis: QuestionAnalysis | None = None,
     reader: PassageReading | None = None,
     models: PipelineModels | None = None,
+    reading: QuestionReading | None = None,
 ) -> AnswerabilitySignals:
     """The signals; ``reader`` (None: not read) reads the top passage for ``reader_answerable``;
-    ``models`` gives the entity tagger (None: ``default_models()``)."""
-    analysis = analysis or analyse_question(question)
+    ``models`` gives the entity tagger (None: ``default_models()``); ``reading`` the question as
+    read once (``qa.pipeline.question_reading``), used only when it read this very ``question``."""
+    reading = reading if reading is not None and reading.question == question else None
+    analysis = analysis or (reading.analysis() if reading else analyse_question(question))
     head = list(ranked[:top])
     cosines = sorted(
         (hit.scores.get("sentence_similarity", hit.scores.get("dense", 0.0)) for hit in head), reverse=True
@@ -137,13 +143,16 @@ def answerability_signals(
     # it have?" the sentences sharing most of the whole question's words were about ports and staff,
     # none stated the revenue ("Operating revenue reached 312 million dollars"), and the question was
     # refused for a figure no sentence states.
-    typed = analysis if analysis.parts == 1 else analyse_question(main_clause(question))
+    if analysis.parts == 1:
+        typed = analysis
+    else:
+        typed = reading.main_analysis() if reading else analyse_question(main_clause(question))
     typed_best = _best_sentences(typed, sentences)
     type_found = any(
         states_answer_type(typed, s.text, s.document_title, models=models) for _, s in typed_best
     )
     best = typed_best if typed is analysis else _best_sentences(analysis, sentences)
-    slots = quantity_slots(question)
+    slots = reading.amounts_asked() if reading else quantity_slots(question)
     missing = sum(
         not any(slot_states_amount(slot, s.text, s.document_title) for s in sentences) for slot in slots
     )
@@ -280,15 +289,17 @@ def hard_rule(
     signals: AnswerabilitySignals,
     *,
     models: PipelineModels | None = None,
+    reading: QuestionReading | None = None,
 ) -> tuple[AnswerKind, str, tuple[str, ...]] | None:
     """(kind, reason, missing parts) when a rule decides without the model, else None.
 
     A question that asks for an amount no retrieved sentence states ("what
     was the population of Dominica in 2020") is not answerable whatever the
     cosines say: unanswerable when nothing asked for is stated, partial when
-    some amounts are.
+    some amounts are. ``reading``: the question as read once, used only when it read ``question``.
     """
-    slots = quantity_slots(question)
+    reading = reading if reading is not None and reading.question == question else None
+    slots = reading.amounts_asked() if reading else quantity_slots(question)
     sentences = [s for hit in ranked[:5] for s in hit.passage.sentences]
     missing = tuple(
         slot.phrase.strip()
@@ -378,19 +389,24 @@ class SignalAnswerability:
             return None
         return self._reader
 
-    def judge(self, question: str, ranked: Sequence[ScoredPassage]) -> AnswerabilityVerdict:
-        analysis = analyse_question(question)
-        if names_too_little(question, ranked):
+    def judge(
+        self, question: str, ranked: Sequence[ScoredPassage], *, reading: QuestionReading | None = None
+    ) -> AnswerabilityVerdict:
+        """``reading``: the question as read once (``qa.pipeline.question_reading``); it is used only when it
+        read this very ``question`` (a part of a question is read here)."""
+        reading = reading if reading is not None and reading.question == question else None
+        analysis = reading.analysis() if reading else analyse_question(question)
+        if names_too_little(question, ranked, analysis=analysis):
             return AnswerabilityVerdict(
                 UNDERSPECIFIED, 0.0, "the question names too little to look for", "signals"
             )
         if not ranked:
             return AnswerabilityVerdict(UNANSWERABLE, 0.0, "retrieval returned no passages", "signals")
         signals = answerability_signals(
-            question, ranked, analysis=analysis, reader=self.reader, models=self.models
+            question, ranked, analysis=analysis, reader=self.reader, models=self.models, reading=reading
         )
         probability = float(self.model.probability(signals.vector(self.model.names))[0])
-        ruled = hard_rule(question, ranked, analysis, signals, models=self.models)
+        ruled = hard_rule(question, ranked, analysis, signals, models=self.models, reading=reading)
         if ruled is not None:
             kind, reason, missing = ruled
             return AnswerabilityVerdict(
@@ -450,7 +466,9 @@ class LLMAnswerability:
     def __init__(self, llm: LLM, *, fallback: SignalAnswerability | None = None, passages: int = 3) -> None:
         self.llm, self.fallback, self.passages = llm, fallback, passages
 
-    def judge(self, question: str, ranked: Sequence[ScoredPassage]) -> AnswerabilityVerdict:
+    def judge(
+        self, question: str, ranked: Sequence[ScoredPassage], *, reading: QuestionReading | None = None
+    ) -> AnswerabilityVerdict:
         if not ranked:
             return AnswerabilityVerdict(UNANSWERABLE, 0.0, "retrieval returned no passages", "llm")
         messages = answerability_messages(question, ranked, passages=self.passages)
@@ -458,7 +476,7 @@ class LLMAnswerability:
         parsed = parse_answerability(reply)
         if parsed is None:
             if self.fallback is not None:
-                return self.fallback.judge(question, ranked)
+                return self.fallback.judge(question, ranked, reading=reading)
             return AnswerabilityVerdict(UNANSWERABLE, 0.0, f"unreadable LLM reply: {reply[:80]!r}", "llm")
         kind, probability = parsed
         return AnswerabilityVerdict(kind, probability, f"LLM: {kind} ({probability:.2f})", "llm")

@@ -176,6 +176,7 @@ def assess_question(pipeline: Pipeline, question: str) -> QuestionAssessment:
         config=_trust_config(pipeline),
         llm=pipeline.llm,
         models=pipeline.models,
+        reading=run.reading,
     )
     head = tuple(retrieval.ranked[:top_k])
     return QuestionAssessment(question, before.verdict, head, before.context, run.substitutions)

@@ -324,13 +324,20 @@ _COUNT_WORDS = frozenset(stem(w) for w in NUMBER_WORDS | {"dozens"})
 _NOT_A_SUBJECT = frozenset(stem(w) for w in NOT_A_SUBJECT_WORDS)
 
 
-def names_too_little(question: str, ranked: Sequence[ScoredPassage], *, top: int = 3) -> bool:
+def names_too_little(
+    question: str,
+    ranked: Sequence[ScoredPassage],
+    *,
+    top: int = 3,
+    analysis: QuestionAnalysis | None = None,
+) -> bool:
     """Whether a turn gives nothing to search for ("tell me more", "what about it?",
     "Interesting."). A turn of one subject word the best passages contain ("Photosynthesis?",
     "What is SSML?") asks about that subject, and is answered, not asked back; so does a turn
     naming a year ("What happened in 1994?" was asked back). An overview of one subject word is
-    never too little ("Tell me about the army." names the army, which the sources may lack)."""
-    analysis = analyse_question(question)
+    never too little ("Tell me about the army." names the army, which the sources may lack).
+    ``analysis``: the question's, when the caller has read it already."""
+    analysis = analysis or analyse_question(question)
     focus = analysis.focus
     if len(focus) > 1 or analysis.years:
         return False

@@ -26,6 +26,7 @@ from qa.pipeline.combine import DecompositionStep
 from qa.pipeline.confidence import AnswerCheck, Confidence
 from qa.pipeline.conversation import Rewrite
 from qa.pipeline.generation import DraftSentence
+from qa.pipeline.question_reading import QuestionReading
 from qa.pipeline.relevance import ContextJudgement
 from qa.pipeline.turn_kind import TurnKindVerdict
 from qa.pipeline.types import Answer, AnswerSentence, SourceSentence, SupportLabel
@@ -275,6 +276,9 @@ class PipelineRun:
     decomposition: DecompositionStep | None = None
     # The learned reply kind of a turn (qa.pipeline.turn_kind); None: the preset does not classify.
     turn_kind: TurnKindVerdict | None = None
+    # The question read once, where retrieval starts (qa.pipeline.question_reading); None in runs stored before
+    # readings were kept, and before retrieval.
+    reading: QuestionReading | None = None
 
     def timed(self, **seconds: float) -> PipelineRun:
         return replace(self, timings={**self.timings, **seconds})

@@ -26,13 +26,14 @@ from typing import Literal, Protocol
 from qa.pipeline import conversation
 from qa.pipeline.combine import DecompositionStep, PartAnswer, combine
 from qa.pipeline.conversation import Rewrite
-from qa.pipeline.dates import DatePreference, prefer_period, question_period
+from qa.pipeline.dates import DatePreference, prefer_period
 from qa.pipeline.decompose import Plan, plan_question
 from qa.pipeline.expansion import feedback_terms
 from qa.pipeline.factory import Pipeline
 from qa.pipeline.model_parts import PipelineModels
 from qa.pipeline.presets import PipelineConfig
 from qa.pipeline.protocols import LLM, CorpusIndex, PrefetchingIndex
+from qa.pipeline.question_reading import reading_of, with_reading
 from qa.pipeline.retrieval import RetrievalConfig, RetrievalResult, retrieve
 from qa.pipeline.run import (
     Candidate,
@@ -82,6 +83,7 @@ def standalone_question(question: str, history: Sequence[tuple[str, str]], llm: 
 
 def retrieve_stage(pipeline: Pipeline, run: PipelineRun) -> tuple[PipelineRun, RetrievalResult]:
     """Retrieve and rerank for ``run.standalone`` (or the question); the run gains its retrieval step."""
+    run = with_reading(run)  # the question read once; later stages read run.reading
     question = run.standalone or run.question
     run = replace(run, substitutions=merged(run.substitutions, pipeline.substitutions))
     retrieval = pipeline.config.retrieval
@@ -113,7 +115,7 @@ def retrieve_stage(pipeline: Pipeline, run: PipelineRun) -> tuple[PipelineRun, R
         run = run.timed(rerank=time.perf_counter() - started)
         result = RetrievalResult(question, retrieval, tuple(reranked), first_stage.query_vector)
         step = replace(step, reranker=type(pipeline.reranker).__name__, reranked=_candidates(result.ranked))
-    if pipeline.config.date_weight > 0 and (period := question_period(run.standalone or run.question)):
+    if pipeline.config.date_weight > 0 and (period := reading_of(run).named_period()):
         preference = DatePreference(rank_bonus=pipeline.config.date_weight)
         result = replace(result, ranked=prefer_period(result.ranked, period, preference))
         shown = f"{period.start.isoformat()} to {period.end.isoformat()} ({', '.join(period.mentions)})"

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from qa.pipeline.answerability import (
     UNDERSPECIFIED,
@@ -32,6 +32,9 @@ from qa.pipeline.types import (
     Answer,
     ScoredPassage,
 )
+
+if TYPE_CHECKING:
+    from qa.pipeline.question_reading import QuestionReading
 
 AnswerabilityJudge = Literal["signals", "llm"]
 
@@ -89,8 +92,11 @@ def before_generation(
     config: TrustConfig,
     llm: LLM | None = None,
     models: PipelineModels | None = None,
+    reading: QuestionReading | None = None,
 ) -> BeforeGeneration:
-    verdict = answerability_judge(config, llm, models).judge(question, ranked)
+    """``reading``: the question as read once (``PipelineRun.reading``), read again where it read
+    another text."""
+    verdict = answerability_judge(config, llm, models).judge(question, ranked, reading=reading)
     head = tuple(ranked[:answer_passages])
     context = judge_context(question, head)
     passages = relevant_passages(head, context) if config.filter_context else head
@@ -122,14 +128,19 @@ def after_generation(
     config: TrustConfig,
     embedder: Embedder,
     models: PipelineModels | None = None,
+    reading: QuestionReading | None = None,
 ) -> AfterGeneration:
     """Refuse an answer that does not address the question (or, where ``config.check_answer`` is off,
-    mark it doubted); give every answer its confidence."""
+    mark it doubted); give every answer its confidence. ``reading``: the question as read once, used
+    when it read this very ``question`` (an answer to one part is checked against that part)."""
     models = models or default_models()
     if answer.refused:
         confidence = refusal_confidence(verdict, models)
         return AfterGeneration(replace(answer, confidence=confidence.probability), None, confidence)
-    analysis = analyse_question(question)
+    if reading is not None and reading.question == question:
+        analysis = reading.analysis()
+    else:
+        analysis = analyse_question(question)
     relevance = answer_relevance(question, answer.sentences, embedder, analysis=analysis, models=models)
     check = models.trust.check_answer(verdict.probability, relevance, overview=analysis.overview)
     if config.check_answer and not check.addresses_question:

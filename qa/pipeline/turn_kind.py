@@ -25,6 +25,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -43,6 +44,9 @@ from qa.pipeline.protocols import TurnKindClassifier
 from qa.pipeline.questions import analyse_question, names_too_little
 from qa.pipeline.text import STOPWORDS, stem, words
 from qa.pipeline.types import ScoredPassage
+
+if TYPE_CHECKING:
+    from qa.pipeline.question_reading import QuestionReading
 
 MODEL_PATH = Path(__file__).with_name("turn_kind_model.json")
 
@@ -109,13 +113,18 @@ def turn_signals(
     as_asked: AnswerabilityVerdict | None = None,
     missing: Sequence[str] = (),
     models: PipelineModels | None = None,
+    reading: QuestionReading | None = None,
 ) -> TurnSignals:
     """``question`` as asked; ``conversation`` its rewrite (None: a first turn); ``ranked`` the
     passages retrieved for the rewrite, best first; ``verdict`` answerability's for the rewrite and
     ``as_asked`` for the turn as asked (None: not judged; the same verdict when the rewrite changed
-    nothing); ``missing`` the rewrite's focus words no top passage holds."""
+    nothing); ``missing`` the rewrite's focus words no top passage holds; ``reading`` the turn as
+    read once (``PipelineRun.reading``), used when it read the rewrite's question."""
     turn = conversation if conversation is not None else rewrite(question, (), models=models)
-    analysis = analyse_question(turn.question)
+    if reading is not None and reading.question == turn.question:
+        analysis = reading.analysis()
+    else:
+        analysis = analyse_question(turn.question)
     head = list(ranked[:top])
     options = 0
     for phrase in (*turn.unresolved, *turn.definite):
@@ -125,7 +134,7 @@ def turn_signals(
         reference_options=min(options, 4) / 4,
         definite_unnamed=float(bool(turn.definite)),
         pronoun=float(bool(_PRONOUN.search(question))),
-        vague=float(names_too_little(turn.question, head)),
+        vague=float(names_too_little(turn.question, head, analysis=analysis)),
         competing_titles=_competing_titles(head),
         covered_titles=_covered_titles(analysis.focus, head),
         earlier_turns=min(turn.earlier_turns, 8) / 8,
