@@ -276,8 +276,8 @@ class PipelineRun:
     decomposition: DecompositionStep | None = None
     # The learned reply kind of a turn (qa.pipeline.turn_kind); None: the preset does not classify.
     turn_kind: TurnKindVerdict | None = None
-    # The question read once, where retrieval starts (qa.pipeline.question_reading); None in runs stored before
-    # readings were kept, and before retrieval.
+    # The question read once, where retrieval starts (qa.pipeline.question_reading); None in runs
+    # stored before readings were kept, and before retrieval.
     reading: QuestionReading | None = None
 
     def timed(self, **seconds: float) -> PipelineRun:

@@ -19,8 +19,8 @@ from qa.pipeline.embedding import HashingEmbedder
 from qa.pipeline.factory import ModelClients, build_pipeline
 from qa.pipeline.memory_index import InMemoryCorpusIndex
 from qa.pipeline.presets import get_preset
-from qa.pipeline.questions import analyse_question
 from qa.pipeline.question_reading import QuestionReading, read_question, reading_of, with_reading
+from qa.pipeline.questions import analyse_question
 from qa.pipeline.run import PipelineRun, load_run
 from qa.pipeline.runner import retrieve_stage
 from qa.pipeline.text import main_clause, quantity_slots
