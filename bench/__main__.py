@@ -36,8 +36,9 @@ BENCHMARKS = {
     "hnsw_insert": "bench.hnsw_insert",
     "reader_threads": "bench.reader_threads",
     "first_question": "bench.first_question",
+    "reply_rules": "bench.reply_rules",
 }
-ON_REQUEST = {"faults", "launcher_kills", "busy", "hnsw_insert"}
+ON_REQUEST = {"faults", "launcher_kills", "busy", "hnsw_insert", "reply_rules"}
 
 
 def main(argv: list[str] | None = None) -> int:
