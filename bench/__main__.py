@@ -37,8 +37,9 @@ BENCHMARKS = {
     "reader_threads": "bench.reader_threads",
     "first_question": "bench.first_question",
     "annotation_time": "bench.annotation_time",
+    "reply_rules": "bench.reply_rules",
 }
-ON_REQUEST = {"faults", "launcher_kills", "busy", "hnsw_insert", "annotation_time"}
+ON_REQUEST = {"faults", "launcher_kills", "busy", "hnsw_insert", "annotation_time", "reply_rules"}
 
 
 def main(argv: list[str] | None = None) -> int:

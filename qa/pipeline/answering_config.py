@@ -7,6 +7,7 @@ from typing import Literal
 
 from qa.pipeline.citations import CitationStrategy
 from qa.pipeline.reply import DEFAULT_ANSWER_CONFIDENCE, DEFAULT_WITHHOLD_CONFIDENCE
+from qa.pipeline.reply_rules import checked_rules_off
 
 
 @dataclass(frozen=True)
@@ -56,8 +57,12 @@ class AnswerConfig:
     # answer_confidence is marked "may not answer your question", below withhold_confidence refused.
     answer_confidence: float = DEFAULT_ANSWER_CONFIDENCE
     withhold_confidence: float = DEFAULT_WITHHOLD_CONFIDENCE
+    # The reply rules (qa.pipeline.reply_rules.RULE_NAMES) this preset skips, for ablation.
+    rules_off: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        # Stored configurations come back from JSON with a list; an unknown name fails here, naming the rules.
+        object.__setattr__(self, "rules_off", checked_rules_off(self.rules_off))
         if self.max_attempts < 1 or self.passages_per_attempt < 1:
             raise ValueError("max_attempts and passages_per_attempt must be at least 1")
         if self.withhold_confidence > self.answer_confidence:

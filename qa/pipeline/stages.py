@@ -25,7 +25,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Literal
 
-from qa.pipeline import turn_kind, turns
+from qa.pipeline import reply_rules, turn_kind, turns
 from qa.pipeline.answerability import (
     ANSWERABLE,
     PARTIAL_ANSWER,
@@ -201,9 +201,10 @@ def _answered_part(run: PipelineRun) -> str:
 
 
 def _start_answering(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[ScoredPassage]) -> PipelineRun:
-    """Before the first attempt: a clarifying question for a turn that points at nothing named,
-    answerability (presets with trust), the passages answering reads, and what a partial answer
-    must name as missing.
+    """Before the first attempt: the evidence the reply rules read before an answer is composed
+    (qa.pipeline.reply_rules), each item computed when a rule first reads it, and the reply they
+    decide: a clarifying question, a refusal, or the passages answering reads and what a partial
+    answer must name as missing.
 
     Returns the run with its ``progress`` set, or with its answer when it is
     answered (clarified or refused) before any attempt.
@@ -212,50 +213,129 @@ def _start_answering(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[Scor
         return _learned_turn(pipeline, run, ranked)
     question = run.standalone or run.question
     documents = _documents(ranked)
-    passages = tuple(ranked[: pipeline.config.retrieval.top_k])
-    trust, kinds = pipeline.config.trust, pipeline.config.turns
-    clarify = None
-    if kinds and kinds.clarify:
-        clarify = turns.ambiguous_reference(
-            run.question, run.conversation, ranked, models=pipeline.models
-        ) or turns.clarification(run.question, run.conversation, ranked, models=pipeline.models)
-    if clarify is not None:
-        return _clarified(run, clarify, documents)
-    verdict, lacking = None, None
-    if trust is not None:
+    trust, kinds, models = pipeline.config.trust, pipeline.config.turns, pipeline.models
+    clarifies = bool(kinds and kinds.clarify)
+
+    def before():
+        nonlocal run
         clock = time.perf_counter()
-        before = before_generation(
-            question, ranked, len(passages), config=trust, llm=pipeline.llm, models=pipeline.models
+        judged = before_generation(
+            question,
+            ranked,
+            len(ranked[: pipeline.config.retrieval.top_k]),
+            config=trust,
+            llm=pipeline.llm,
+            models=models,
         )
         run = run.timed(answerability=time.perf_counter() - clock)
-        run = replace(run, trust=TrustStep(answerability=before.verdict, context=before.context))
-        partial = kinds is not None and kinds.partial and before.verdict.kind == PARTIAL_ANSWER
-        if not before.verdict.should_answer and not partial:
-            doubted = _doubted_reading(pipeline, run, before.passages, ranked)
-            if doubted is not None:
-                return _clarified(run, doubted, documents)
-            answer = refusal_for(before.verdict, documents, pipeline.models)
-            step = AnsweringStep(outcome="refused", note=answer.note)
-            refused = replace(run.trust, confidence=refusal_confidence(before.verdict, pipeline.models))
-            return replace(run, trust=refused, answering=step, answer=answer)
-        passages, verdict = before.passages, before.verdict
-        lacking = turns.missing_parts(question, passages, models=pipeline.models) if kinds else ()
-        if kinds and (
+        run = replace(run, trust=TrustStep(answerability=judged.verdict, context=judged.context))
+        return judged
+
+    def refuses() -> bool:
+        if trust is None:
+            return False
+        partial = kinds is not None and kinds.partial and e.before.verdict.kind == PARTIAL_ANSWER
+        return not e.before.verdict.should_answer and not partial
+
+    def passages():
+        return e.before.passages if trust is not None else tuple(ranked[: pipeline.config.retrieval.top_k])
+
+    def lacking():
+        if trust is None:
+            return None
+        return turns.missing_parts(question, e.passages, models=models) if kinds else ()
+
+    def lacks_too_much() -> bool:
+        if trust is None or not kinds:
+            return False
+        verdict, lacking = e.before.verdict, e.lacking
+        return bool(
             (len(lacking) >= kinds.refuse_missing and verdict.probability < kinds.refuse_missing_below)
-            or turns.names_lacking(run.question, lacking, passages, models=pipeline.models)
-        ):
-            doubted = turns.doubted_reference(run.conversation, lacking) if kinds.clarify else None
-            if doubted is not None:
-                return _clarified(run, doubted, documents)
-            answer = turns.refusal_for_missing(verdict, lacking, documents, pipeline.models)
-            return replace(run, answering=AnsweringStep(outcome="refused", note=answer.note), answer=answer)
-    missing = _missing(question, verdict, passages, kinds, lacking) if kinds else ()
-    if kinds and kinds.clarify and turns.only_the_reading(run.conversation, missing):
-        # What a partial answer would name as missing is only the rewrite's reading: ask about it.
-        doubted = turns.doubted_reference(run.conversation, missing)
-        if doubted is not None:
-            return _clarified(run, doubted, documents)
-    return _ready_to_answer(pipeline, run, ranked, passages, missing)
+            or turns.names_lacking(run.question, lacking, e.passages, models=models)
+        )
+
+    def missing():
+        verdict = e.before.verdict if trust is not None else None
+        return _missing(question, verdict, e.passages, kinds, e.lacking) if kinds else ()
+
+    def early():
+        return early_refusal(e.passages, pipeline.answer_parts.config, retrieval_confidence(ranked))
+
+    e = _Evidence(
+        ambiguous_reference=lambda: (
+            turns.ambiguous_reference(run.question, run.conversation, ranked, models=models)
+            if clarifies
+            else None
+        ),
+        unresolved_reference=lambda: (
+            turns.clarification(run.question, run.conversation, ranked, models=models) if clarifies else None
+        ),
+        before=before,
+        answerability_refuses=refuses,
+        doubted_reading=lambda: _doubted_reading(pipeline, run, e.passages, ranked),
+        answerability_refusal=lambda: refusal_for(e.before.verdict, documents, models),
+        passages=passages,
+        lacking=lacking,
+        lacks_too_much=lacks_too_much,
+        doubted_missing=lambda: turns.doubted_reference(run.conversation, e.lacking) if clarifies else None,
+        missing_refusal=lambda: turns.refusal_for_missing(e.before.verdict, e.lacking, documents, models),
+        missing=missing,
+        reading_only_doubt=lambda: (
+            turns.doubted_reference(run.conversation, e.missing)
+            if clarifies and turns.only_the_reading(run.conversation, e.missing)
+            else None
+        ),
+        early_refusal=early,
+    )
+    decision = reply_rules.decide("before", e, pipeline.config.answer.rules_off)
+    return _applied_before(pipeline, run, ranked, e, decision)
+
+
+def _applied_before(
+    pipeline: Pipeline,
+    run: PipelineRun,
+    ranked: Sequence[ScoredPassage],
+    e: _Evidence,
+    decision: reply_rules.Decision | None,
+) -> PipelineRun:
+    """The run as the reply decided before answering leaves it: asked back, refused, or ready for
+    its first attempt (``progress`` set)."""
+    if decision is not None and decision.kind == "ask_back":
+        return _clarified(run, decision.detail, _documents(ranked))
+    if decision is not None and decision.rule == "unanswerable":
+        refused = replace(run.trust, confidence=refusal_confidence(e.before.verdict, pipeline.models))
+        step = AnsweringStep(outcome="refused", note=decision.detail.note)
+        return replace(run, trust=refused, answering=step, answer=decision.detail)
+    if decision is not None and decision.rule != "weak_retrieval":
+        return replace(
+            run, answering=AnsweringStep(outcome="refused", note=decision.detail.note), answer=decision.detail
+        )
+    progress = AnsweringProgress(
+        passages=tuple(hit.passage.key for hit in e.passages),
+        retrieval_confidence=retrieval_confidence(ranked),
+        missing=e.missing,
+    )
+    run = replace(run, progress=progress)
+    if decision is not None:
+        return _answered(pipeline, run.timed(answer=0.0), ranked, decision.detail)
+    return run
+
+
+class _Evidence:
+    """The evidence the reply rules read (``reply_rules.Evidence``), each item computed from its
+    thunk on first read and kept; an item the stage does not give reads None."""
+
+    def __init__(self, **thunks) -> None:
+        self._thunks = thunks
+        self._values: dict[str, object] = {}
+
+    def __getattr__(self, name: str):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if name not in self._values:
+            thunk = self._thunks.get(name)
+            self._values[name] = thunk() if thunk is not None else None
+        return self._values[name]
 
 
 def _ready_to_answer(
@@ -265,19 +345,17 @@ def _ready_to_answer(
     passages: Sequence[ScoredPassage],
     missing: tuple[str, ...],
 ) -> PipelineRun:
-    """The run with the passages answering reads and what it must name as missing, or refused
-    at once when retrieval is too weak to try (``early_refusal``)."""
-    confidence = retrieval_confidence(ranked)
-    progress = AnsweringProgress(
-        passages=tuple(hit.passage.key for hit in passages),
-        retrieval_confidence=confidence,
-        missing=missing,
+    """A follow-up the turn-kind model let through: the rules that still apply before answering
+    (only ``weak_retrieval`` reads what the model leaves), then ready for its first attempt."""
+    e = _Evidence(
+        passages=lambda: tuple(passages),
+        missing=lambda: missing,
+        early_refusal=lambda: early_refusal(
+            passages, pipeline.answer_parts.config, retrieval_confidence(ranked)
+        ),
     )
-    run = replace(run, progress=progress)
-    early = early_refusal(passages, pipeline.answer_parts.config, confidence)
-    if early is not None:
-        return _answered(pipeline, run.timed(answer=0.0), ranked, early)
-    return run
+    decision = reply_rules.decide("before", e, pipeline.config.answer.rules_off)
+    return _applied_before(pipeline, run, ranked, e, decision)
 
 
 def _learned_decides(pipeline: Pipeline, run: PipelineRun) -> bool:
@@ -286,7 +364,8 @@ def _learned_decides(pipeline: Pipeline, run: PipelineRun) -> bool:
     on the same scale, so with one the rules decide)."""
     trust, kinds = pipeline.config.trust, pipeline.config.turns
     return bool(
-        kinds
+        reply_rules.TURN_KIND_MODEL not in pipeline.config.answer.rules_off
+        and kinds
         and kinds.clarify
         and kinds.learned
         and trust is not None
@@ -331,7 +410,9 @@ def _learned_turn(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[ScoredP
     run = replace(run, turn_kind=decided)
     # "the fast food chain" over passages about four chains is a choice only the asker can make,
     # whatever the model makes of the signals (which see no such reference in a first turn's style).
-    ambiguous = turns.ambiguous_reference(run.question, run.conversation, ranked, models=pipeline.models)
+    ambiguous = None
+    if "ambiguous_reference" not in pipeline.config.answer.rules_off:
+        ambiguous = turns.ambiguous_reference(run.question, run.conversation, ranked, models=pipeline.models)
     if decided.clarifies:
         clarify = ambiguous or turns.clarifying_question(
             run.question, run.conversation, ranked, models=pipeline.models
@@ -436,6 +517,7 @@ def _answered(
     question = run.standalone or run.question
     trust = pipeline.config.trust
     verdict = run.trust.answerability if run.trust is not None else None
+    check = None
     if trust is not None and verdict is not None:
         clock = time.perf_counter()
         covered = turns.without_words(question, missing) if missing else question
@@ -450,19 +532,31 @@ def _answered(
             # answer check read as "unanswerable" and refused every such answer ("How many staff ...
             # and how many cruise ships ...?"): the answer is checked against its own part's verdict.
             verdict = answerability_judge(trust, pipeline.llm, pipeline.models).judge(covered, ranked)
+        checking = trust
+        if trust.check_answer:
+            # The answer check labels; whether a failed check refuses is the answer_check rule's call.
+            checking = replace(trust, check_answer=False)
         after = after_generation(
-            covered, answer, verdict, config=trust, embedder=pipeline.embedder, models=pipeline.models
+            covered, answer, verdict, config=checking, embedder=pipeline.embedder, models=pipeline.models
         )
         run = run.timed(answer_check=time.perf_counter() - clock)
         run = replace(run, trust=replace(run.trust, answer_check=after.check, confidence=after.confidence))
-        guessed = _doubted_guess(pipeline, run, after.check, after.answer, ranked)
-        if guessed is not None:
-            return replace(guessed, progress=None)
-        if after.answer.refused and not answer.refused:
-            step = replace(step, outcome="refused", note=after.answer.note)
-        answer = after.answer
-    if missing and not answer.refused:
-        answer = turns.partial_answer(answer, missing)
+        check, answer = after.check, after.answer
+    e = _Evidence(
+        check_refusal=lambda: _check_refusal(pipeline, trust, check, answer),
+        doubted_guess=lambda: _doubted_guess(pipeline, run, check, answer, ranked),
+        missing=lambda: missing if not answer.refused else (),
+    )
+    decision = reply_rules.decide("after", e, pipeline.config.answer.rules_off)
+    if decision is not None and decision.rule == "answer_check":
+        refusal, confidence = decision.detail
+        run = replace(run, trust=replace(run.trust, confidence=confidence))
+        step = replace(step, outcome="refused", note=refusal.note)
+        answer = refusal
+    elif decision is not None and decision.kind == "ask_back":
+        return replace(_clarified(*decision.detail), progress=None)
+    elif decision is not None:
+        answer = turns.partial_answer(answer, decision.detail)
     if pipeline.embedder is not None:
         answer = with_relations(question, answer, pipeline.embedder)
     return replace(run, answering=step, answer=answer, progress=None)
@@ -470,7 +564,7 @@ def _answered(
 
 def _doubted_guess(
     pipeline: Pipeline, run: PipelineRun, check, answer: Answer, ranked: Sequence[ScoredPassage]
-) -> PipelineRun | None:
+) -> tuple[PipelineRun, turns.Clarification, tuple[str, ...]] | None:
     """A question back instead of an answer the answer check says misses the question, when the
     question as searched rests on the rewrite's guess at a pronoun or demonstrative ("How does it
     affect the cell?", "it" read as ATP): the doubt is about what the turn refers to, which the
@@ -497,7 +591,19 @@ def _doubted_guess(
         # The trace shows what decided: the check after the answer, over the model's "answer".
         reason = f"{why} (after answering; the model alone: {run.turn_kind.reason})"
         run = replace(run, turn_kind=replace(run.turn_kind, kind=UNDERSPECIFIED, reason=reason))
-    return _clarified(run, replace(clarify, why=why), _documents(ranked))
+    return run, replace(clarify, why=why), _documents(ranked)
+
+
+def _check_refusal(pipeline: Pipeline, trust, check, answer: Answer):
+    """The refusal (and its confidence) of an answer the answer check says misses the question, where
+    the preset's check refuses (``trust.check_answer``); None otherwise."""
+    if trust is None or not trust.check_answer or check is None or check.addresses_question or answer.refused:
+        return None
+    confidence = pipeline.models.trust.of_refusal(check.probability)
+    refusal = Answer.refusal(
+        f"Refused: {check.reason}.", answer.retrieved_documents, confidence=confidence.probability
+    )
+    return refusal, confidence
 
 
 def _passages(progress: AnsweringProgress, ranked: Sequence[ScoredPassage]) -> tuple[ScoredPassage, ...]:
