@@ -226,6 +226,7 @@ def _start_answering(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[Scor
             config=trust,
             llm=pipeline.llm,
             models=models,
+            reading=run.reading,
         )
         run = run.timed(answerability=time.perf_counter() - clock)
         run = replace(run, trust=TrustStep(answerability=judged.verdict, context=judged.context))
@@ -386,7 +387,13 @@ def _learned_turn(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[ScoredP
     passages = tuple(ranked[: pipeline.config.retrieval.top_k])
     clock = time.perf_counter()
     before = before_generation(
-        question, ranked, len(passages), config=trust, llm=pipeline.llm, models=pipeline.models
+        question,
+        ranked,
+        len(passages),
+        config=trust,
+        llm=pipeline.llm,
+        models=pipeline.models,
+        reading=run.reading,
     )
     verdict = before.verdict
     as_asked = verdict
@@ -403,6 +410,7 @@ def _learned_turn(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[ScoredP
         as_asked=as_asked,
         missing=lacking,
         models=pipeline.models,
+        reading=run.reading,
     )
     decided = turn_kind.classify_turn(
         signals, pipeline.models.turn_kind, refers=turns.leaves_open(run.conversation)
@@ -537,7 +545,13 @@ def _answered(
             # The answer check labels; whether a failed check refuses is the answer_check rule's call.
             checking = replace(trust, check_answer=False)
         after = after_generation(
-            covered, answer, verdict, config=checking, embedder=pipeline.embedder, models=pipeline.models
+            covered,
+            answer,
+            verdict,
+            config=checking,
+            embedder=pipeline.embedder,
+            models=pipeline.models,
+            reading=run.reading,
         )
         run = run.timed(answer_check=time.perf_counter() - clock)
         run = replace(run, trust=replace(run.trust, answer_check=after.check, confidence=after.confidence))
