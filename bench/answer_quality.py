@@ -1,7 +1,7 @@
 """Answer quality of a preset, end to end, without the database: for tuning answering and refusal.
 
-The same pipeline code the workers run (``qa.pipeline.factory.build_pipeline`` and
-``qa.pipeline.runner.answer_question``)
+The same pipeline code the workers run (``qa.pipeline.flow.factory.build_pipeline`` and
+``qa.pipeline.flow.runner.answer_question``)
 over an in-memory index of the full corpus built from cached sentence vectors
 (see bench/retrieval_quality.py), scored by the evaluation harness's own metric
 code (``review.evaluation``). The numbers to report come from
@@ -20,11 +20,11 @@ import os
 import random
 
 from bench.retrieval_quality import CACHE, DATA, MODEL, MemoEmbedder, analyst_bench, build, clapnq
-from qa.pipeline.embedding import CachingEmbedder, SentenceTransformerEmbedder
-from qa.pipeline.factory import ModelClients, build_pipeline
-from qa.pipeline.presets import get_preset
-from qa.pipeline.run import PipelineRun
-from qa.pipeline.runner import answer_question
+from qa.pipeline.config.presets import get_preset
+from qa.pipeline.flow.factory import ModelClients, build_pipeline
+from qa.pipeline.flow.run import PipelineRun
+from qa.pipeline.flow.runner import answer_question
+from qa.pipeline.search.embedding import CachingEmbedder, SentenceTransformerEmbedder
 from review.benchmark_files import read_clapnq
 from review.evaluation.evaluate import evaluate
 from review.evaluation.predictions import prediction_from_run

@@ -1,9 +1,9 @@
 """Answerability and confidence: measure the signals, fit the models, report held-out numbers.
 
-Runs the ``default`` pipeline (``qa.pipeline.runner``) over in-memory indexes of
+Runs the ``default`` pipeline (``qa.pipeline.flow.runner``) over in-memory indexes of
 CLAPNQ-dev and analyst-bench (as bench/answer_quality.py does), with the
 refusal checks switched off, and records per question the answerability
-signals (``qa.pipeline.answerability``), whether generation produced an
+signals (``qa.pipeline.checks.answerability``), whether generation produced an
 answer, the answer's relevance features and its citation F1. Then:
 
 - answerability: a logistic regression over the signals, scored by 5-fold
@@ -14,7 +14,7 @@ answer, the answer's relevance features and its citation F1. Then:
 - confidence: P(correct) where correct = answered with citation F1 >= 0.5 for an
   answerable question, refused for an unanswerable one; same folds; ECE;
 - ``--write``: fits both on all tuning data (CLAPNQ-dev + analyst-bench train,
-  never analyst-bench dev/test) and writes qa/pipeline/answerability_model.json.
+  never analyst-bench dev/test) and writes qa/pipeline/checks/answerability_model.json.
 
     QA_BENCH_DATA=/work/shared/data .venv/bin/python bench/answerability.py            # collect + report
     QA_BENCH_DATA=/work/shared/data .venv/bin/python bench/answerability.py --write    # and store the model
@@ -27,7 +27,7 @@ answer, the answer's relevance features and its citation F1. Then:
 the repository), or the scores they gave, bench/results/reader_heldout.json: a
 CLAPNQ question's ``reader_answerable`` comes from the model trained without its
 fold, so the logistic models are fitted and scored on held-out reader scores;
-the stored models need the shipped reader (qa/pipeline/models/reader.safetensors).
+the stored models need the shipped reader (qa/pipeline/reading/models/reader.safetensors).
 """
 
 from __future__ import annotations
@@ -65,26 +65,26 @@ from answerability_models import (  # noqa: E402
 from reader_signal import held_out_readings, report_cost  # noqa: E402
 from retrieval_quality import CACHE, DATA, MODEL, analyst_bench, build, clapnq  # noqa: E402
 
-from qa.pipeline.answerability import SIGNAL_NAMES, answerability_signals, hard_rule  # noqa: E402
-from qa.pipeline.answering import answer_from_ranking  # noqa: E402
-from qa.pipeline.confidence import fitted  # noqa: E402
-from qa.pipeline.embedding import CachingEmbedder, SentenceTransformerEmbedder  # noqa: E402
-from qa.pipeline.factory import ModelClients, build_pipeline  # noqa: E402
-from qa.pipeline.presets import get_preset  # noqa: E402
-from qa.pipeline.questions import analyse_question  # noqa: E402
-from qa.pipeline.relevance import (  # noqa: E402
+from qa.pipeline.checks.answerability import SIGNAL_NAMES, answerability_signals, hard_rule  # noqa: E402
+from qa.pipeline.checks.confidence import fitted  # noqa: E402
+from qa.pipeline.checks.relevance import (  # noqa: E402
     answer_relevance,
     judge_context,
     relevant_passages,
 )
-from qa.pipeline.run import PipelineRun  # noqa: E402
-from qa.pipeline.runner import retrieve_stage  # noqa: E402
+from qa.pipeline.config.presets import get_preset  # noqa: E402
+from qa.pipeline.flow.answering import answer_from_ranking  # noqa: E402
+from qa.pipeline.flow.factory import ModelClients, build_pipeline  # noqa: E402
+from qa.pipeline.flow.run import PipelineRun  # noqa: E402
+from qa.pipeline.flow.runner import retrieve_stage  # noqa: E402
+from qa.pipeline.reading.questions import analyse_question  # noqa: E402
+from qa.pipeline.search.embedding import CachingEmbedder, SentenceTransformerEmbedder  # noqa: E402
 from review.evaluation.metrics import citation_prf  # noqa: E402
 from review.evaluation.reference import load_gold_cases  # noqa: E402
 from review.evaluation.types import evidence_key  # noqa: E402
 
 ROWS = REPO / "var" / "answerability_rows.json"
-MODEL_FILE = REPO / "qa" / "pipeline" / "answerability_model.json"
+MODEL_FILE = REPO / "qa" / "pipeline" / "checks" / "answerability_model.json"
 READER_PASSAGES = 3
 
 
@@ -132,7 +132,7 @@ def collect_rows(dataset: str, cases, index, embedder, config) -> list[dict]:
                 ),
                 "citation_f1": prf.f1 if prf else None,
                 "top_document": answer.retrieved_documents[:1],
-                # What a passage reader (qa.pipeline.reader) scores: the top passages as retrieved.
+                # What a passage reader (qa.pipeline.reading.reader) scores: the top passages as retrieved.
                 "passages": [
                     {
                         "document_id": hit.passage.document_id,
@@ -463,7 +463,7 @@ def with_span_reader(rows: list[dict]) -> None:
 
     Not held out by fold: the span deltas saw no CLAPNQ, but the passage reader under them is the
     shipped one, which did (its held-out per-fold models are not in the repository)."""
-    from qa.pipeline.reader import SPAN_WEIGHTS, SpanReader, reader_text
+    from qa.pipeline.reading.reader import SPAN_WEIGHTS, SpanReader, reader_text
 
     cache = ROWS.parent / "span_reader_scores.json"
     stamp = f"{SPAN_WEIGHTS.stat().st_size}:{SPAN_WEIGHTS.stat().st_mtime_ns}"

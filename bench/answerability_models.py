@@ -11,8 +11,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from qa.pipeline.answerability import SIGNAL_NAMES, LogisticModel, logit
-from qa.pipeline.confidence import (
+from qa.pipeline.checks.answerability import SIGNAL_NAMES, LogisticModel, logit
+from qa.pipeline.checks.confidence import (
     ANSWER_CHECK_NAMES,
     CONFIDENCE_NAMES,
     answer_check_features,
@@ -20,7 +20,7 @@ from qa.pipeline.confidence import (
     confidence_features,
     fitted,
 )
-from qa.pipeline.relevance import AnswerRelevance
+from qa.pipeline.checks.relevance import AnswerRelevance
 
 FOLDS = 5
 # Inner folds for the confidence model's cross-fitted training rows (calibration_rows).

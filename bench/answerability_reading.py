@@ -49,9 +49,9 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 import numpy as np  # noqa: E402
 
-from qa.pipeline.answerability import LogisticModel  # noqa: E402
-from qa.pipeline.embedding import SentenceTransformerEmbedder  # noqa: E402
-from qa.pipeline.text import STOPWORDS, content_words, split_sentences  # noqa: E402
+from qa.pipeline.checks.answerability import LogisticModel  # noqa: E402
+from qa.pipeline.core.text import STOPWORDS, content_words, split_sentences  # noqa: E402
+from qa.pipeline.search.embedding import SentenceTransformerEmbedder  # noqa: E402
 from review.evaluation.reference import default_data_dir, load_gold_cases  # noqa: E402
 
 DATA = default_data_dir()

@@ -26,8 +26,8 @@ from collections import Counter
 from bench.answer_quality import predict, with_overrides
 from bench.answerability import CacheReader, cached_or_gold
 from bench.retrieval_quality import CACHE, DATA, MODEL, MemoEmbedder, analyst_bench, build
-from qa.pipeline.embedding import CachingEmbedder, SentenceTransformerEmbedder
-from qa.pipeline.presets import get_preset
+from qa.pipeline.config.presets import get_preset
+from qa.pipeline.search.embedding import CachingEmbedder, SentenceTransformerEmbedder
 from review.evaluation.evaluate import evaluate
 from review.evaluation.metrics import citation_prf
 from review.evaluation.reference import load_gold_cases

@@ -1,4 +1,4 @@
-"""The statement-conflict heuristic (qa.pipeline.claims) run over analyst-bench's articles.
+"""The statement-conflict heuristic (qa.pipeline.checks.claims) run over analyst-bench's articles.
 
     python -m bench.claims [--folder hugginglearners] [--sample 20] [--seed 15]
 
@@ -17,9 +17,9 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from documents.parsing.benchmarks import iter_analyst_bench_corpus
-from qa.pipeline.claims import claim_conflict
-from qa.pipeline.text import content_words
-from qa.pipeline.types import SourceSentence
+from qa.pipeline.checks.claims import claim_conflict
+from qa.pipeline.core.text import content_words
+from qa.pipeline.core.types import SourceSentence
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "analyst-bench"
 

@@ -85,7 +85,7 @@ def questions(limit: int | None = None) -> list[str]:
 def real_vectors(texts: list[str]) -> np.ndarray:
     """The all-MiniLM-L6-v2 vectors of ``texts``, encoded once and kept in var/bench/cache.
 
-    Vectors already cached by ``qa.pipeline.embedding.CachingEmbedder`` under
+    Vectors already cached by ``qa.pipeline.search.embedding.CachingEmbedder`` under
     the namespace "all-MiniLM-L6-v2" (in var/cache or var/bench/cache, either
     of its file layouts) are reused rather than encoded; those caches are only
     read, since two writers would lose each other's saves.
@@ -94,7 +94,7 @@ def real_vectors(texts: list[str]) -> np.ndarray:
     keys = [hashlib.sha1(t.encode()).digest() for t in texts]
     missing = list(dict.fromkeys(k for k in keys if k not in known))
     if missing:
-        from qa.pipeline.embedding import SentenceTransformerEmbedder
+        from qa.pipeline.search.embedding import SentenceTransformerEmbedder
 
         text_of = dict(zip(keys, texts, strict=True))
         model = SentenceTransformerEmbedder()

@@ -130,7 +130,7 @@ def ask(user_name: str, benchmark: str, days: int, splits: list[str], *, as_aske
 
     start_configured_server()
     from qa import services
-    from qa.pipeline.dates import DocumentScope
+    from qa.pipeline.reading.dates import DocumentScope
     from review.models import Benchmark
 
     user = get_user_model().objects.get(username=user_name)

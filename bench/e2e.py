@@ -277,7 +277,7 @@ def load_corpus(corpus_vectors: str):
         # same stored vectors with a question the model encodes, so the cost compared is the same;
         # the answers are not the real corpus's.
         from documents.models import EMBEDDING_DIM
-        from qa.pipeline.embedding import HashingEmbedder
+        from qa.pipeline.search.embedding import HashingEmbedder
 
         load(scaled_corpus(real, base, HashingEmbedder(EMBEDDING_DIM).encode(texts)), vectors="hashing")
     else:

@@ -43,7 +43,7 @@ class Asked:
 def timeline(asked: Asked) -> dict[str, float]:
     """The question's seconds split into ``SEGMENTS`` (plus per-stage work), from its stored trace."""
     from qa.models import Question
-    from qa.pipeline.run import load_run
+    from qa.pipeline.flow.run import load_run
 
     question = Question.objects.get(pk=asked.question_id)
     runs = load_run(question.trace, question=question.text).stage_runs

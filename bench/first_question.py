@@ -45,10 +45,10 @@ def child(mode: str) -> dict:
     from documents.parsing.assemble import document_from_text
     from qa import warmup
     from qa.clients import model_clients
-    from qa.pipeline.factory import build_pipeline
-    from qa.pipeline.memory_index import InMemoryCorpusIndex
-    from qa.pipeline.presets import get_preset
-    from qa.pipeline.runner import answer_question
+    from qa.pipeline.config.presets import get_preset
+    from qa.pipeline.flow.factory import build_pipeline
+    from qa.pipeline.flow.runner import answer_question
+    from qa.pipeline.search.memory_index import InMemoryCorpusIndex
 
     get_embedder()
     encoder_ready = time.perf_counter() - started

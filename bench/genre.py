@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from qa.pipeline import roles
+from qa.pipeline.core import roles
 
 GENRE_DIR = Path(__file__).resolve().parent / "genre"
 
@@ -88,7 +88,7 @@ class Outcome:
 def score(
     question: GenreQuestion, answer, sentences: Sequence, framing_texts: frozenset[str] = frozenset()
 ) -> Outcome:
-    """One answer against the question's gold (pure: the answer is a qa.pipeline.types.Answer).
+    """One answer against the question's gold (pure: the answer is a qa.pipeline.core.types.Answer).
     ``framing_texts``: texts that count as headings, titles or questions whatever their stored role
     (to measure a parser that keeps no roles against the roles this one gives)."""
     shown = not answer.refused and answer.kind != "underspecified"
@@ -159,9 +159,9 @@ def switch_off_structure_rules(names: Sequence[str]) -> None:
 def genre_pipeline(config, *, section_headers: bool = False):
     """The preset's pipeline over the genre documents, in memory with the bundled embedding model;
     with its index and embedder."""
-    from qa.pipeline.embedding import SentenceTransformerEmbedder
-    from qa.pipeline.factory import ModelClients, build_pipeline
-    from qa.pipeline.memory_index import InMemoryCorpusIndex
+    from qa.pipeline.flow.factory import ModelClients, build_pipeline
+    from qa.pipeline.search.embedding import SentenceTransformerEmbedder
+    from qa.pipeline.search.memory_index import InMemoryCorpusIndex
 
     embedder = SentenceTransformerEmbedder()
     index = InMemoryCorpusIndex(load_documents(), embedder, section_headers=section_headers)
@@ -175,7 +175,7 @@ def genre_sentences(index) -> list:
 def run_genre(
     config, *, show: bool = False, framing: frozenset[str] = frozenset(), section_headers: bool = False
 ) -> dict[str, float]:
-    from qa.pipeline.runner import answer_question
+    from qa.pipeline.flow.runner import answer_question
 
     pipeline, index, _ = genre_pipeline(config, section_headers=section_headers)
     sentences = genre_sentences(index)
@@ -210,7 +210,7 @@ def run_genre(
 
 def main(argv: list[str] | None = None) -> None:
     from bench.answer_quality import with_overrides
-    from qa.pipeline.presets import get_preset
+    from qa.pipeline.config.presets import get_preset
 
     parser = argparse.ArgumentParser(prog="python -m bench.genre", description=__doc__.split("\n\n")[0])
     parser.add_argument("--preset", default="default")

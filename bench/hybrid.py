@@ -4,7 +4,7 @@ Each size runs in a fresh process (so peak RSS is that of retrieval alone)
 against ``bench_scale_<size>`` (see bench/scale_db.py): the process loads the
 embedder, builds ``qa.adapters.DjangoCorpusIndex`` for the corpus (the
 snapshot every QA worker process keeps), then calls
-``qa.pipeline.retrieval.retrieve`` with the default RetrievalConfig (chunks,
+``qa.pipeline.search.retrieval.retrieve`` with the default RetrievalConfig (chunks,
 hybrid, min-max fusion, 50 candidates per retriever, no reranker) and with
 sentence units. The first question of each unit is cold (it builds that
 unit's BM25 index); the rest give p50/p95. Each retriever call is timed too,
@@ -84,7 +84,7 @@ def child(size: int, n_queries: int) -> dict:
     from documents.embedding import get_embedder
     from documents.models import Corpus
     from qa.adapters import DjangoCorpusIndex
-    from qa.pipeline.retrieval import RetrievalConfig, retrieve
+    from qa.pipeline.search.retrieval import RetrievalConfig, retrieve
 
     out = {"size": size, "rss_mb": {"start": rss_mb()}}
     embedder = TimedEmbedder(get_embedder())
@@ -165,7 +165,8 @@ def run(args) -> dict:
                 )
             )
     print_table(
-        f"Hybrid retrieval, qa.pipeline.retrieval.retrieve over DjangoCorpusIndex ({args.queries} questions; "
+        f"Hybrid retrieval, qa.pipeline.search.retrieval.retrieve over DjangoCorpusIndex ({args.queries} "
+        "questions; "
         "ratio = p50 / p50 of the query encoding inside those calls)",
         [
             "sentences",

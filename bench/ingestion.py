@@ -68,7 +68,7 @@ def run(args) -> dict:
     from django.conf import settings
 
     from bench.worker import load_lookup, private_broker, save_vectors
-    from qa.pipeline.embedding import SentenceTransformerEmbedder
+    from qa.pipeline.search.embedding import SentenceTransformerEmbedder
 
     quick = args.quick
     every = args.sample_every or (20 if quick else 1)

@@ -1,7 +1,8 @@
-"""BM25 at scale: qa.pipeline.bm25.BM25Index against rank-bm25's BM25Okapi on the same corpus and queries.
+"""BM25 at scale: qa.pipeline.search.bm25.BM25Index against rank-bm25's BM25Okapi on the same corpus and
+queries.
 
 Both get the same sentences (see bench/corpus.py for how 100k and 1M are made)
-tokenised by ``qa.pipeline.bm25.tokenize`` and the same parameters (k1=1.5,
+tokenised by ``qa.pipeline.search.bm25.tokenize`` and the same parameters (k1=1.5,
 b=0.75, epsilon=0.25). Build time includes tokenising. Query latency is one
 top-10 search; for rank-bm25 that is ``get_scores`` plus a top-10 selection
 with the same tie-break (equal scores in index order). rank-bm25 scores every
@@ -45,7 +46,7 @@ def top10_rank_bm25(model, query_tokens: list[str]) -> tuple[list[int], np.ndarr
 def measure_size(size: int, base, asked: list[str], repeats: int) -> dict:
     from rank_bm25 import BM25Okapi
 
-    from qa.pipeline.bm25 import BM25Index, tokenize
+    from qa.pipeline.search.bm25 import BM25Index, tokenize
 
     corpus = scaled_corpus(size, base, None)
     items = [(str(i), text) for i, text in enumerate(t for _, _, texts in corpus.documents for t in texts)]

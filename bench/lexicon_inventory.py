@@ -5,7 +5,7 @@
 A word list is a module-level name bound to a set, frozenset, tuple or list literal (or a
 ``frozenset(...)``/``set(...)``/``tuple(...)`` of one) holding at least four string literals that
 are lowercase words, or to ``re.compile`` of a pattern that alternates at least four words
-(``\\b(?:one|two|three|four)\\b``). Everything ``qa/pipeline/lexicon.py`` defines is allowed; the
+(``\\b(?:one|two|three|four)\\b``). Everything ``qa/pipeline/core/lexicon.py`` defines is allowed; the
 scan prints what every other module defines, per module, and the totals. ``--all`` includes
 lexicon.py itself; ``--words`` prints the words too. tests/test_layers.py runs the same scan and
 fails on any finding outside the lexicon.
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 PIPELINE_DIR = Path(__file__).resolve().parent.parent / "qa" / "pipeline"
-LEXICON_MODULE = "lexicon.py"
+LEXICON_MODULE = "core/lexicon.py"
 MIN_WORDS = 4
 
 # A lowercase word, a phrase of such words, or one with an apostrophe or hyphen ("isn't",
@@ -153,7 +153,7 @@ def word_lists_in(path: Path) -> Iterator[WordList]:
 def scan(directory: Path = PIPELINE_DIR, *, include_lexicon: bool = False) -> list[WordList]:
     found: list[WordList] = []
     for path in sorted(directory.rglob("*.py")):
-        if path.name == LEXICON_MODULE and path.parent == directory and not include_lexicon:
+        if path.relative_to(directory).as_posix() == LEXICON_MODULE and not include_lexicon:
             continue
         found.extend(word_lists_in(path))
     return found

@@ -3,7 +3,7 @@
     make local-llm
     nice -n 10 .venv/bin/python -m bench.local_llm [GGUF] [--threads 2] [--repeat 5]
 
-Runs the product's client (``qa.pipeline.llm.LlamaCppLLM``) on a passage of about
+Runs the product's client (``qa.pipeline.core.llm.LlamaCppLLM``) on a passage of about
 120 words: one answer (up to 48 tokens) and ``--repeat`` yes/no judgements ("does
 the passage answer the question?", one generated token, read by probability).
 Each judgement asks a different question, so llama.cpp's prompt cache reuses only
@@ -20,7 +20,7 @@ import statistics
 import time
 from pathlib import Path
 
-from qa.pipeline.llm import LlamaCppLLM
+from qa.pipeline.core.llm import LlamaCppLLM
 
 DEFAULT_GGUF = Path("var/models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf")
 PASSAGE = (

@@ -22,11 +22,11 @@ from collections.abc import Sequence
 
 from bench.answer_quality import with_overrides
 from bench.retrieval_quality import CACHE, DATA, MODEL, MemoEmbedder, build
-from qa.pipeline import conversation
-from qa.pipeline.embedding import CachingEmbedder, SentenceTransformerEmbedder
-from qa.pipeline.factory import ModelClients, build_pipeline
-from qa.pipeline.presets import get_preset
-from qa.pipeline.runner import answer_question
+from qa.pipeline.config.presets import get_preset
+from qa.pipeline.dialogue import conversation
+from qa.pipeline.flow.factory import ModelClients, build_pipeline
+from qa.pipeline.flow.runner import answer_question
+from qa.pipeline.search.embedding import CachingEmbedder, SentenceTransformerEmbedder
 from review.benchmark_files import read_mtrag_un
 from review.evaluation.classes import CLASSES, ClassCase, class_metrics
 from review.evaluation.evaluate import evaluate

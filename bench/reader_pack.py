@@ -4,7 +4,7 @@
 "soup"): the mean of low-rank deltas B_i A_i is itself a low-rank delta, the B's
 and A's side by side, so the soup is exact and ships as one file of rank n*r.
 ``extract``: one model of a file holding several (``final.`` or ``fold3.``), written
-without the prefix, as qa/pipeline/models/reader.safetensors is.
+without the prefix, as qa/pipeline/reading/models/reader.safetensors is.
 
     .venv/bin/python bench/reader_pack.py soup OUT.safetensors A_models.safetensors B_models.sft
     .venv/bin/python bench/reader_pack.py extract OUT.sft IN.sft --prefix final. --trained-on "..."

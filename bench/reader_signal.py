@@ -18,7 +18,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from qa.pipeline.reader import DEFAULT_THREADS, PassageReader  # noqa: E402
+from qa.pipeline.reading.reader import DEFAULT_THREADS, PassageReader  # noqa: E402
 
 PASSAGES = 1  # the reader reads the top passage only: each passage costs a MiniLM pass on CPU
 

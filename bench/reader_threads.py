@@ -2,7 +2,7 @@
 
     nice -n 10 .venv/bin/python -m bench reader_threads [--queries 60] [--busy 2]
 
-The reader (qa/pipeline/reader.py) reads each question's top passage: one
+The reader (qa/pipeline/reading/reader.py) reads each question's top passage: one
 MiniLM pass over "question [SEP] title. passage". Here each CLAPNQ-dev question
 is read with its own passage (as retrieval would rank it first for most), once
 per thread count, the counts interleaved question by question so that the load
@@ -29,7 +29,7 @@ THREAD_COUNTS = (1, 2)  # this machine has 2 cores; 2 is torch's default here
 
 def passages(limit: int) -> list[tuple[str, str, list[str]]]:
     """(question, title, sentences) of CLAPNQ-dev, answerable and unanswerable alternating."""
-    from qa.pipeline.segment import segment
+    from qa.pipeline.core.segment import segment
 
     kinds = []
     for kind in ("answerable", "unanswerable"):
@@ -66,7 +66,7 @@ def measure(reader, asked, counts) -> dict[int, dict]:
 def run(args) -> dict:
     import torch
 
-    from qa.pipeline.reader import PassageReader
+    from qa.pipeline.reading.reader import PassageReader
 
     queries = min(args.queries, 60) if args.queries else 60
     busy = getattr(args, "busy", 2)

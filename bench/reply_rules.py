@@ -3,7 +3,7 @@
     .venv/bin/python -m bench reply_rules                 # the sample sizes below
     .venv/bin/python -m bench.reply_rules --sets genre,clapnq --clapnq-every 5
 
-The rules are qa.pipeline.reply_rules.RULES (plus ``turn_kind_model``, the switch that lets the
+The rules are qa.pipeline.checks.reply_rules.RULES (plus ``turn_kind_model``, the switch that lets the
 fitted turn-kind model decide follow-ups). The table is walked first match first, so switching a
 rule off can change only the replies of the questions where that rule decided with every rule on:
 the bench runs each sample once with all rules on, records which rule decided each question, and
@@ -31,10 +31,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from bench.common import REPO
-from qa.pipeline import reply_rules, stages
-from qa.pipeline.factory import ModelClients, build_pipeline
-from qa.pipeline.presets import get_preset
-from qa.pipeline.runner import answer_question
+from qa.pipeline.checks import reply_rules
+from qa.pipeline.config.presets import get_preset
+from qa.pipeline.flow import stages
+from qa.pipeline.flow.factory import ModelClients, build_pipeline
+from qa.pipeline.flow.runner import answer_question
 
 SEED = 13
 RESULTS = REPO / "bench" / "results" / "reply_rules.json"
@@ -86,7 +87,7 @@ def _answerer(index, embedder):
 
 def _embedders():
     from bench.retrieval_quality import CACHE, MODEL, MemoEmbedder
-    from qa.pipeline.embedding import CachingEmbedder, SentenceTransformerEmbedder
+    from qa.pipeline.search.embedding import CachingEmbedder, SentenceTransformerEmbedder
 
     corpus = CachingEmbedder(SentenceTransformerEmbedder(), CACHE, MODEL)
     return corpus, MemoEmbedder(corpus)

@@ -6,7 +6,7 @@
 Runs the preset in memory (no database, no LLM) over CLAPNQ-dev (../shared/data/clapnq-dev, as
 bench/answer_quality.py loads it) and the genre set (bench/genre.py), keeps one row per question
 (answerable?, shown?, citation F1, confidence) in bench/results/reply_thresholds.json, and prints
-for each threshold t the risk-coverage curve of qa.pipeline.reply's ``answer_confidence``:
+for each threshold t the risk-coverage curve of qa.pipeline.checks.reply's ``answer_confidence``:
 
   shown   the share of all questions shown as answers (not refused, not asked back, confidence >= t)
   right   the share of those shown that are right: answerable with citation F1 >= 0.5
@@ -68,7 +68,7 @@ def clapnq_rows(config) -> list[dict]:
 
 def genre_rows(config) -> list[dict]:
     from bench.genre import genre_pipeline, genre_sentences, load_questions, score
-    from qa.pipeline.runner import answer_question
+    from qa.pipeline.flow.runner import answer_question
 
     pipeline, index, _ = genre_pipeline(config)
     sentences = genre_sentences(index)
@@ -199,7 +199,7 @@ def _fmt(value: float | None) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     from bench.answer_quality import with_overrides
-    from qa.pipeline.presets import get_preset
+    from qa.pipeline.config.presets import get_preset
 
     parser = argparse.ArgumentParser(
         prog="python -m bench.reply_thresholds", description=__doc__.split("\n\n")[0]

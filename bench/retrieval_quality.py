@@ -25,10 +25,10 @@ import numpy as np
 from bench.common import REPO
 from documents.parsing import clapnq_passage_id, iter_analyst_bench_corpus, iter_clapnq
 from documents.parsing.jsonl import jsonl_file
-from qa.pipeline.embedding import CachingEmbedder, SentenceTransformerEmbedder
-from qa.pipeline.memory_index import InMemoryCorpusIndex
-from qa.pipeline.rerank import EvidenceReranker, EvidenceWeights, Reranker, top_sentence_similarity
-from qa.pipeline.retrieval import RetrievalConfig, retrieve
+from qa.pipeline.search.embedding import CachingEmbedder, SentenceTransformerEmbedder
+from qa.pipeline.search.memory_index import InMemoryCorpusIndex
+from qa.pipeline.search.rerank import EvidenceReranker, EvidenceWeights, Reranker, top_sentence_similarity
+from qa.pipeline.search.retrieval import RetrievalConfig, retrieve
 from review.evaluation.reference import UNANSWERABLE, default_data_dir
 
 # The model loads lazily, after these are set: nothing here downloads.
@@ -188,7 +188,7 @@ def build(documents, embedder, **kwargs) -> tuple[InMemoryCorpusIndex, float]:
 def bm25_speed(documents, size: int) -> None:
     from rank_bm25 import BM25Okapi
 
-    from qa.pipeline.bm25 import BM25Index, tokenize
+    from qa.pipeline.search.bm25 import BM25Index, tokenize
 
     # The corpus' own sentences, repeated when ``size`` exceeds them (~89k):
     # repeats lengthen posting lists as a bigger corpus would.

@@ -51,11 +51,11 @@ from documents.parsing.assemble import document_from_text
 from documents.parsing.benchmarks import _analyst_bench_document, iter_analyst_bench_gold
 from documents.parsing.jsonl import jsonl_file
 from documents.parsing.types import ParsedDocument
-from qa.pipeline.chunking import ChunkerConfig
-from qa.pipeline.embedding import CachingEmbedder, InstructionEmbedder, SentenceTransformerEmbedder
-from qa.pipeline.memory_index import InMemoryCorpusIndex
-from qa.pipeline.retrieval import RetrievalConfig, retrieve
-from qa.pipeline.retrievers import RetrieverModels, build_retriever
+from qa.pipeline.search.chunking import ChunkerConfig
+from qa.pipeline.search.embedding import CachingEmbedder, InstructionEmbedder, SentenceTransformerEmbedder
+from qa.pipeline.search.memory_index import InMemoryCorpusIndex
+from qa.pipeline.search.retrieval import RetrievalConfig, retrieve
+from qa.pipeline.search.retrievers import RetrieverModels, build_retriever
 from review.evaluation.ranking import average_precision_at_k, hit_at_k, ndcg_at_k
 from review.evaluation.reference import UNANSWERABLE, default_data_dir
 

@@ -2,7 +2,7 @@
 
 Each size runs in a fresh process against ``bench_scale_<size>`` (bench/scale_db.py,
 which now also writes the BM25 postings the way ingestion does). The process loads
-the embedder, as a QA worker does, then calls ``qa.pipeline.retrieval.retrieve``
+the embedder, as a QA worker does, then calls ``qa.pipeline.search.retrieval.retrieve``
 over ``qa.adapters.DjangoCorpusIndex`` with BM25 alone, dense alone and hybrid
 (min-max, 50 candidates per retriever, no reranker), at sentence and chunk units.
 Vectors, of the corpus and of the questions, are hashed bag-of-words
@@ -43,8 +43,8 @@ def child(size: int, n_queries: int) -> dict:
     from documents.embedding import get_embedder
     from documents.models import EMBEDDING_DIM, Corpus
     from qa.adapters import DjangoCorpusIndex
-    from qa.pipeline.embedding import HashingEmbedder
-    from qa.pipeline.retrieval import RetrievalConfig, retrieve
+    from qa.pipeline.search.embedding import HashingEmbedder
+    from qa.pipeline.search.retrieval import RetrievalConfig, retrieve
 
     out: dict = {"size": size, "rss_mb": {"start": rss_mb()}}
     asked = questions(n_queries)
@@ -80,7 +80,7 @@ def child(size: int, n_queries: int) -> dict:
 
 def exactness(index, unit: str, asked: list[str]) -> dict:
     """How many questions get the in-memory rank-bm25-equivalent top-10 from the database."""
-    from qa.pipeline.bm25 import BM25Index
+    from qa.pipeline.search.bm25 import BM25Index
 
     reference = BM25Index((p.key, p.text) for p in index.passages(unit))
     same, tied, worst = 0, 0, 0.0
@@ -115,7 +115,7 @@ def run(args) -> dict:
     from bench.corpus import load_documents, scaled_corpus
     from bench.scale_db import database_name, load
     from documents.models import EMBEDDING_DIM
-    from qa.pipeline.embedding import HashingEmbedder
+    from qa.pipeline.search.embedding import HashingEmbedder
 
     base = load_documents()
     # Hashed bag-of-words vectors stand in for the encoder's: encoding 89k sentences takes hours on

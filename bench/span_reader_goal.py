@@ -36,13 +36,13 @@ sys.path.insert(0, str(REPO))
 
 from bench.answer_quality import clapnq_cases  # noqa: E402
 from bench.retrieval_quality import CACHE, MODEL, MemoEmbedder, build, clapnq  # noqa: E402
-from qa.pipeline.embedding import CachingEmbedder, SentenceTransformerEmbedder  # noqa: E402
-from qa.pipeline.factory import ModelClients, build_pipeline  # noqa: E402
-from qa.pipeline.lexicon import CONTENT_STOPWORDS  # noqa: E402
-from qa.pipeline.model_parts import default_models  # noqa: E402
-from qa.pipeline.presets import get_preset  # noqa: E402
-from qa.pipeline.runner import answer_question  # noqa: E402
-from qa.pipeline.spans import spans_by_sentence  # noqa: E402
+from qa.pipeline.checks.spans import spans_by_sentence  # noqa: E402
+from qa.pipeline.config.presets import get_preset  # noqa: E402
+from qa.pipeline.core.lexicon import CONTENT_STOPWORDS  # noqa: E402
+from qa.pipeline.core.model_parts import default_models  # noqa: E402
+from qa.pipeline.flow.factory import ModelClients, build_pipeline  # noqa: E402
+from qa.pipeline.flow.runner import answer_question  # noqa: E402
+from qa.pipeline.search.embedding import CachingEmbedder, SentenceTransformerEmbedder  # noqa: E402
 
 _WORD = re.compile(r"[a-z0-9]+")
 
@@ -92,7 +92,7 @@ def main() -> None:
         cases = cases[: args.limit]
     models = default_models()
     if models.span_reader is None:
-        raise SystemExit("no shipped span reader (qa/pipeline/models/span_reader.safetensors)")
+        raise SystemExit("no shipped span reader (qa/pipeline/reading/models/span_reader.safetensors)")
     timed = TimedSpanReader(models.span_reader)
     without = build_pipeline(
         config, index=index, clients=ModelClients(embedder=embedder, models=replace(models, span_reader=None))

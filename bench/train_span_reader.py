@@ -1,6 +1,6 @@
 """Train the span reader: start/end logits over passage tokens with a no-answer option at [CLS].
 
-The span reader sits on the shipped passage reader (qa/pipeline/models/reader.safetensors, which
+The span reader sits on the shipped passage reader (qa/pipeline/reading/models/reader.safetensors, which
 stays untouched): its layers 0-3 are used as they ship, frozen, and only new low-rank deltas on the
 top ``--top`` layers (plus their layer norms) and a start/end head over every token are trained.
 Because the lower layers are frozen, their output is computed once per training example and the
@@ -14,7 +14,8 @@ questions are. A caveat the results must carry: the shipped passage reader under
 was trained for answerability (not spans) on all of the SQuAD dev half, held-out articles included.
 
     nice .venv/bin/python bench/train_span_reader.py --out var/span_reader --limit 4000
-    nice .venv/bin/python bench/train_span_reader.py --eval qa/pipeline/models/span_reader.safetensors --write
+    nice .venv/bin/python bench/train_span_reader.py --eval
+    qa/pipeline/reading/models/span_reader.safetensors --write
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ sys.path.insert(0, str(REPO / "bench"))
 from retrieval_quality import DATA  # noqa: E402
 from train_reader import TARGETS, LoRALinear  # noqa: E402
 
-from qa.pipeline.reader import READER_WEIGHTS, PassageReader  # noqa: E402
+from qa.pipeline.reading.reader import READER_WEIGHTS, PassageReader  # noqa: E402
 
 SQUAD = DATA / "squad2" / "dev-half-v2.0.json"
 # The last three articles of the file (1,265 questions): never trained on.
@@ -168,7 +169,7 @@ def lower_states(model, batch: dict[str, torch.Tensor], bottom: int) -> torch.Te
 
 
 def shipped_tensors(top: SpanTop, bottom: int) -> dict[str, torch.Tensor]:
-    """Named as the reader's file names them, so ``qa.pipeline.reader`` merges them the same way."""
+    """Named as the reader's file names them, so ``qa.pipeline.reading.reader`` merges them the same way."""
     out = {}
     for name, p in top.named_parameters():
         if not p.requires_grad:
@@ -340,7 +341,7 @@ def squad_scores(item: dict, span: tuple[int, int, float], threshold: float) -> 
 
 def fit_threshold(args) -> None:
     """The no-answer threshold maximising F1 on the calibration questions, written into the file."""
-    from qa.pipeline.reader import SpanReader
+    from qa.pipeline.reading.reader import SpanReader
 
     torch.set_num_threads(args.threads)
     reader = SpanReader(args.fit_threshold, threads=0)
@@ -371,7 +372,7 @@ def fit_threshold(args) -> None:
 
 
 def evaluate(args) -> None:
-    from qa.pipeline.reader import SpanReader
+    from qa.pipeline.reading.reader import SpanReader
 
     torch.set_num_threads(args.threads)
     reader = SpanReader(args.eval, threads=0)

@@ -1,4 +1,4 @@
-"""Fit the turn-kind model (qa.pipeline.turn_kind) on the MTRAG-UN slice's train half.
+"""Fit the turn-kind model (qa.pipeline.dialogue.turn_kind) on the MTRAG-UN slice's train half.
 
 Each train task runs once through ``default`` with the learned turn kinds on and a model that
 always answers: the run records the turn's signals (``run.turn_kind.signals``) and what answering
@@ -33,12 +33,12 @@ import numpy as np
 
 from bench.mtrag_un import history_pairs, rewritten
 from bench.retrieval_quality import CACHE, DATA, MODEL, MemoEmbedder, build
-from qa.pipeline.answerability import ANSWER_KINDS, UNANSWERABLE, UNDERSPECIFIED
-from qa.pipeline.embedding import CachingEmbedder, SentenceTransformerEmbedder
-from qa.pipeline.factory import ModelClients, build_pipeline
-from qa.pipeline.presets import get_preset
-from qa.pipeline.runner import answer_question
-from qa.pipeline.turn_kind import MODEL_PATH, SIGNAL_NAMES, SoftmaxModel, TurnKindModel
+from qa.pipeline.checks.answerability import ANSWER_KINDS, UNANSWERABLE, UNDERSPECIFIED
+from qa.pipeline.config.presets import get_preset
+from qa.pipeline.dialogue.turn_kind import MODEL_PATH, SIGNAL_NAMES, SoftmaxModel, TurnKindModel
+from qa.pipeline.flow.factory import ModelClients, build_pipeline
+from qa.pipeline.flow.runner import answer_question
+from qa.pipeline.search.embedding import CachingEmbedder, SentenceTransformerEmbedder
 from review.benchmark_files import read_mtrag_un
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -15,7 +15,7 @@ import functools
 
 from django.conf import settings
 
-from qa.pipeline.embedding import (
+from qa.pipeline.search.embedding import (
     BUNDLED_INSTRUCTION_MODEL,
     EmbeddingModel,
     ModelNotAvailable,

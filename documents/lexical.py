@@ -1,7 +1,7 @@
 """BM25 in PostgreSQL: the postings written with a document's live content, and the ranking query.
 
 Scores equal rank-bm25's ``BM25Okapi`` over the corpus's live units at the
-version asked for (qa.pipeline.bm25 states the formula; tests/documents/
+version asked for (qa.pipeline.search.bm25 states the formula; tests/documents/
 test_lexical.py compares both). Nothing is precomputed that depends on the
 rest of the corpus: N, the average length and each query term's document
 frequency are counted at query time among the units live at that version, so
@@ -26,8 +26,8 @@ from collections.abc import Sequence
 from django.db import connection
 
 from documents.models import LexicalUnit
-from qa.pipeline.bm25 import EPSILON, K1, B, tokenize
-from qa.pipeline.dates import DocumentScope
+from qa.pipeline.reading.dates import DocumentScope
+from qa.pipeline.search.bm25 import EPSILON, K1, B, tokenize
 
 UNIT_OF_NAME = {unit.label: unit.value for unit in LexicalUnit}
 
@@ -61,7 +61,7 @@ def index_document(
     for unit, item, own in units:
         totals[unit][0] += 1
         totals[unit][1] += len(own)
-        # Tokens are runs of letters and digits (qa.pipeline.bm25), so they hold nothing COPY's
+        # Tokens are runs of letters and digits (qa.pipeline.search.bm25), so they hold nothing COPY's
         # text format would escape; one formatted block costs a fraction of a write_row per posting.
         head = f"{corpus_id}\t{int(unit)}\t"
         middle, tail = f"\t{item}\t{document_id}\t{ready_version}\t", f"\t{len(own)}\n"
@@ -171,7 +171,7 @@ def bm25_search(
         return [(int(item), float(score)) for item, score, _ in rows]
 
 
-# A question's scope (qa.pipeline.dates.DocumentScope) over documents_document AS d; its
+# A question's scope (qa.pipeline.reading.dates.DocumentScope) over documents_document AS d; its
 # parameters are scope_params'. Dense search (qa.adapters) applies the same conditions.
 SCOPE_CONDITIONS = (
     " AND (cardinality(%(sources)s::text[]) = 0 OR d.source = ANY(%(sources)s::text[]))"

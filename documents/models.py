@@ -148,7 +148,7 @@ class Sentence(models.Model):
     start = models.PositiveIntegerField()
     end = models.PositiveIntegerField()
     # The sentence's place in its document's structure (documents/parsing/structure.py): its block's
-    # role (qa.pipeline.roles: answers never quote a heading, title or question), the headings above
+    # role (qa.pipeline.core.roles: answers never quote a heading, title or question), the headings above
     # it joined by " > ", and its page where the format has pages.
     role = models.CharField(max_length=16, default="paragraph")
     section = models.TextField(blank=True, default="")

@@ -32,8 +32,8 @@ from documents.models import EMBEDDING_DIM, Chunk, Corpus, Document, EmbeddingSp
 from documents.services import corpus_create
 from documents.vectors import pool
 from groundedqa_site import jobs
-from qa.pipeline.embedding import ModelNotAvailable
-from qa.pipeline.protocols import Embedder
+from qa.pipeline.core.protocols import Embedder
+from qa.pipeline.search.embedding import ModelNotAvailable
 
 logger = logging.getLogger(__name__)
 

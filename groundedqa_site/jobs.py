@@ -38,7 +38,7 @@ from groundedqa_site import broker
 logger = logging.getLogger("groundedqa.jobs")
 
 # Errors after which a later attempt may well succeed. LLM errors carry their own
-# ``retryable`` flag (qa.pipeline.llm.LLMError) and are judged by ``is_transient``.
+# ``retryable`` flag (qa.pipeline.core.llm.LLMError) and are judged by ``is_transient``.
 TRANSIENT_DATABASE_ERRORS = (OperationalError, InterfaceError)
 
 

@@ -400,7 +400,7 @@ QA_HNSW_EF_SEARCH = env_int("QA_HNSW_EF_SEARCH", 400, minimum=10)
 if QA_HNSW_EF_SEARCH > 1000:
     raise ImproperlyConfigured("QA_HNSW_EF_SEARCH must be at most 1000 (pgvector's limit).")
 QA_RERANKER_MODEL = os.environ.get("QA_RERANKER_MODEL", "")
-# The passage reader (qa.pipeline.reader): another weights file (empty: the one shipped beside
+# The passage reader (qa.pipeline.reading.reader): another weights file (empty: the one shipped beside
 # the module), and torch threads for one read. qa.clients builds the reader from these once per
 # process and the pipeline receives it; the pipeline itself reads no environment.
 QA_READER_WEIGHTS = os.environ.get("QA_READER_WEIGHTS", "").strip()

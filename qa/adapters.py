@@ -1,6 +1,6 @@
 """The one place that turns ORM rows and pgvector queries into pipeline values.
 
-``DjangoCorpusIndex`` satisfies ``qa.pipeline.protocols.CorpusIndex`` for one
+``DjangoCorpusIndex`` satisfies ``qa.pipeline.core.protocols.CorpusIndex`` for one
 corpus at one version, and keeps nothing of the corpus in the worker: BM25
 runs in PostgreSQL over the postings (documents/lexical.py), dense search over
 the HNSW indexes, and only the passages a search returned are read, then
@@ -47,8 +47,8 @@ from documents.models import (
     Sentence,
     StoredVector,
 )
-from qa.pipeline.dates import DocumentScope
-from qa.pipeline.types import Passage, SourceSentence, Unit
+from qa.pipeline.core.types import Passage, SourceSentence, Unit
+from qa.pipeline.reading.dates import DocumentScope
 
 UNITS: tuple[Unit, ...] = ("document", "chunk", "sentence")
 
@@ -63,7 +63,7 @@ EXACT_SCAN_SHARE = 0.25
 
 
 # The in-memory path, and the only one. Retrievers that encode or recut the corpus themselves
-# (qa/pipeline/retrievers.py: static, instruction-dense, multi-vector; rechunk.py) need every
+# (qa/pipeline/search/retrievers.py: static, instruction-dense, multi-vector; rechunk.py) need every
 # passage of a unit, and cache their work by the identity of that sequence; so a whole unit is
 # read once per (corpus, version, unit) in a process and the same tuple handed out until the
 # corpus changes. Presets searching with bm25, dense or hybrid over the stored units never

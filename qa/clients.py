@@ -10,10 +10,10 @@ from django.conf import settings
 
 from documents.embedding import get_embedder, model_named
 from documents.models import EmbeddingSpace
-from qa.pipeline.embedding import ModelNotAvailable
-from qa.pipeline.factory import ModelClients
-from qa.pipeline.llm import LLMError, build_llm
-from qa.pipeline.model_parts import PipelineModels, build_models
+from qa.pipeline.core.llm import LLMError, build_llm
+from qa.pipeline.core.model_parts import PipelineModels, build_models
+from qa.pipeline.flow.factory import ModelClients
+from qa.pipeline.search.embedding import ModelNotAvailable
 
 __all__ = [
     "ConfigurationError",
@@ -67,7 +67,7 @@ def get_llm_or_none():
 
 @functools.cache
 def _cross_encoder(name: str):
-    from qa.pipeline.rerank import CrossEncoderReranker
+    from qa.pipeline.search.rerank import CrossEncoderReranker
 
     try:
         return CrossEncoderReranker(name, setting="QA_RERANKER_MODEL")
@@ -78,8 +78,8 @@ def _cross_encoder(name: str):
 @functools.cache
 def _named_model(setting: str, name: str):
     """The model ``name`` for ``setting``, loaded once per process."""
-    from qa.pipeline.nli import NLI_SETTING, TransformersEntailmentModel
-    from qa.pipeline.spans import SPAN_READER_SETTING, TransformersSpanReader
+    from qa.pipeline.checks.nli import NLI_SETTING, TransformersEntailmentModel
+    from qa.pipeline.checks.spans import SPAN_READER_SETTING, TransformersSpanReader
 
     loaders = {NLI_SETTING: TransformersEntailmentModel, SPAN_READER_SETTING: TransformersSpanReader}
     try:
@@ -121,7 +121,7 @@ def search_embedder(space: EmbeddingSpace | None):
 
 
 def model_clients(space: EmbeddingSpace | None = None) -> ModelClients:
-    """The configured models, for ``qa.pipeline.factory.build_pipeline``; ``space`` is the
+    """The configured models, for ``qa.pipeline.flow.factory.build_pipeline``; ``space`` is the
     embedding space of the corpus searched (None: the site's model).
 
     The cross-encoder loads only when a preset asks for one: most never do,

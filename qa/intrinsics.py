@@ -4,7 +4,7 @@ The REST views (qa/api/intrinsics.py) and the `intrinsic` command call the
 ``*_data`` functions, which return plain JSON-ready data in the shapes the
 OpenAPI schema documents. Each builds the preset's pipeline over the corpus's
 current version and hands it to the pure functions in
-``qa.pipeline.intrinsics``, so a question or answer is judged here exactly as
+``qa.pipeline.flow.intrinsics``, so a question or answer is judged here exactly as
 the pipeline judges its own. ``preset`` names a built-in preset or a preset of
 the corpus's team, resolved as a question asked with it would be. Bad input raises ``QuestionInvalid`` or
 ``UnknownPreset`` (HTTP 400); an empty corpus is not an error: nothing in it
@@ -19,9 +19,15 @@ from documents.models import Corpus
 from qa import clients, presets
 from qa.adapters import DjangoCorpusIndex
 from qa.errors import QuestionInvalid, UnknownPreset
-from qa.pipeline.confidence import AnswerCheck
-from qa.pipeline.factory import Pipeline, build_pipeline
-from qa.pipeline.intrinsics import QuestionAssessment, TextSupport, assess_answer, assess_question, cite_text
+from qa.pipeline.checks.confidence import AnswerCheck
+from qa.pipeline.flow.factory import Pipeline, build_pipeline
+from qa.pipeline.flow.intrinsics import (
+    QuestionAssessment,
+    TextSupport,
+    assess_answer,
+    assess_question,
+    cite_text,
+)
 
 MAX_QUESTION_CHARS = 2000
 MAX_TEXT_CHARS = 20000

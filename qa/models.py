@@ -12,7 +12,7 @@ from django.db import models
 
 from documents.models import Corpus, Sentence, Team
 from groundedqa_site.jobs import LeasedJob
-from qa.pipeline.answerability import ANSWER_KINDS
+from qa.pipeline.checks.answerability import ANSWER_KINDS
 
 
 class Conversation(models.Model):
@@ -46,7 +46,7 @@ class Question(LeasedJob):
     standalone_text = models.TextField(blank=True)
     preset = models.CharField(max_length=50)
     config = models.JSONField(default=dict)  # the full preset configuration the run used
-    # The analyst's filter (qa.pipeline.dates.DocumentScope): only documents published in this range
+    # The analyst's filter (qa.pipeline.reading.dates.DocumentScope): only documents published in this range
     # (either end open) and of these sources are searched; none set searches the whole corpus.
     published_from = models.DateField(null=True, blank=True)
     published_to = models.DateField(null=True, blank=True)
@@ -59,7 +59,7 @@ class Question(LeasedJob):
     error = models.TextField(blank=True)
     # The corpus version retrieval read; later stages read the same one (qa/adapters.py).
     corpus_version = models.BigIntegerField(null=True, blank=True)
-    # The pipeline run (qa.pipeline.run.PipelineRun.to_json(), versioned): what each stage
+    # The pipeline run (qa.pipeline.flow.run.PipelineRun.to_json(), versioned): what each stage
     # produced. The retrieval stage hands its ranking to generation here; the trace page
     # and evaluation read it. Rows from before the typed run hold format version 1.
     trace = models.JSONField(default=dict, blank=True)
@@ -86,7 +86,7 @@ class Answer(models.Model):
     # Calibrated probability that the answer (or the refusal) is right; null for presets
     # without the confidence model and for answers stored before it existed.
     confidence = models.FloatField(null=True, blank=True)
-    # qa.pipeline.answerability's answer kinds: an answer, a partial answer (``missing`` names what
+    # qa.pipeline.checks.answerability's answer kinds: an answer, a partial answer (``missing`` names what
     # the sources do not cover), a clarifying question (underspecified) or a refusal (unanswerable).
     # Answers stored before kinds existed read "answerable" or, when refused, "unanswerable".
     kind = models.CharField(max_length=16, choices=[(k, k) for k in ANSWER_KINDS], default="answerable")
@@ -107,12 +107,12 @@ class AnswerSentence(models.Model):
     ordinal = models.PositiveIntegerField()
     text = models.TextField()
     support = models.CharField(max_length=16, choices=Support.choices, default=Support.UNSUPPORTED)
-    # qa.pipeline.mismatch: what the sentence says that its citation does not, in plain words ("" when
+    # qa.pipeline.checks.mismatch: what the sentence says that its citation does not, in plain words ("" when
     # nothing differs); ``contradicted`` when the citation says otherwise. Blank for answers stored
     # before the check existed.
     mismatch = models.TextField(blank=True, default="")
     contradicted = models.BooleanField(default=False)
-    # qa.pipeline.relation: answers / background / off_question; "" when never judged.
+    # qa.pipeline.checks.relation: answers / background / off_question; "" when never judged.
     relation = models.CharField(max_length=16, blank=True, default="")
 
     class Meta:
@@ -152,7 +152,7 @@ class Citation(models.Model):
 class TeamPreset(models.Model):
     """A configuration a team saved under a name: a built-in preset (``base``) plus parameters.
 
-    The parameters (``qa.pipeline.parameters``) are resolved against the base
+    The parameters (``qa.pipeline.config.parameters``) are resolved against the base
     whenever the preset is used, and every question stores the configuration
     it ran with. Presets are created and deleted, never edited, so a name
     means one configuration for as long as it exists.
@@ -185,7 +185,7 @@ class Decomposition(models.Model):
     """
 
     question = models.OneToOneField(Question, on_delete=models.CASCADE, related_name="decomposition")
-    plan = models.JSONField()  # qa.pipeline.decompose.Plan as codec data
+    plan = models.JSONField()  # qa.pipeline.dialogue.decompose.Plan as codec data
     total = models.PositiveSmallIntegerField()
     done = models.PositiveSmallIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -1,4 +1,4 @@
-"""The presets, as the Django side sees them: the built-in ones (defined, pure, in qa.pipeline.presets)
+"""The presets, as the Django side sees them: the built-in ones (defined, pure, in qa.pipeline.config.presets)
 and the presets teams saved (qa.models.TeamPreset), resolved by name for a corpus's team."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
 from qa.errors import InvalidParameters, UnknownPreset
-from qa.pipeline import parameters as pipeline_parameters
-from qa.pipeline.presets import FLOW_PRESETS, PRESET_NAMES, PRESETS, PipelineConfig, get_preset
+from qa.pipeline.config import parameters as pipeline_parameters
+from qa.pipeline.config.presets import FLOW_PRESETS, PRESET_NAMES, PRESETS, PipelineConfig, get_preset
 from qa.selectors import team_preset_named
 
 
@@ -29,7 +29,8 @@ def default_preset() -> str:
 def with_parameters(
     config: PipelineConfig, parameters: Mapping[str, object], *, name: str | None = None, description=None
 ) -> PipelineConfig:
-    """``config`` with the parameters set (qa.pipeline.parameters), or InvalidParameters saying why not."""
+    """``config`` with the parameters set (qa.pipeline.config.parameters), or InvalidParameters saying why
+    not."""
     try:
         return pipeline_parameters.apply_parameters(config, parameters, name=name, description=description)
     except pipeline_parameters.InvalidParameters as exc:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from documents.models import Corpus, Document
 from qa.errors import QuestionInvalid
 from qa.models import Question
-from qa.pipeline.dates import MAX_SOURCES, DocumentScope
+from qa.pipeline.reading.dates import MAX_SOURCES, DocumentScope
 
 
 def corpus_sources(corpus: Corpus) -> list[str]:

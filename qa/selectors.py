@@ -12,11 +12,11 @@ from django.http import Http404
 from documents.permissions import teams_of
 from documents.selectors import corpora_for_user
 from qa.models import AnswerSentence, Citation, Question, TeamPreset
-from qa.pipeline.answering_config import AnswerConfig
-from qa.pipeline.reply import Reply, ReplyThresholds, decide_reply
-from qa.pipeline.run import PipelineRun, load_run
-from qa.pipeline.spans import spans_by_sentence
-from qa.pipeline.verification import AnswerSpan
+from qa.pipeline.checks.reply import Reply, ReplyThresholds, decide_reply
+from qa.pipeline.checks.spans import spans_by_sentence
+from qa.pipeline.checks.verification import AnswerSpan
+from qa.pipeline.config.answering_config import AnswerConfig
+from qa.pipeline.flow.run import PipelineRun, load_run
 
 logger = logging.getLogger(__name__)
 
@@ -115,7 +115,7 @@ class AnswerPresentation:
 
 def answer_presentation(answer) -> AnswerPresentation:
     """How a stored answer is shown: its reply outcome under the thresholds of the configuration it
-    ran with (qa.pipeline.reply decides), and which generator wrote it, for the sentence labels.
+    ran with (qa.pipeline.checks.reply decides), and which generator wrote it, for the sentence labels.
 
     Computed from stored fields each time, so answers stored before outcomes existed get one too.
     """

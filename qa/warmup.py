@@ -27,9 +27,9 @@ from django.core.cache import cache
 from documents.parsing.assemble import document_from_text
 from qa import presets
 from qa.clients import model_clients
-from qa.pipeline.factory import build_pipeline
-from qa.pipeline.memory_index import InMemoryCorpusIndex
-from qa.pipeline.runner import answer_question, rewrite_question
+from qa.pipeline.flow.factory import build_pipeline
+from qa.pipeline.flow.runner import answer_question, rewrite_question
+from qa.pipeline.search.memory_index import InMemoryCorpusIndex
 
 log = logging.getLogger("groundedqa.warmup")
 

@@ -41,7 +41,7 @@ _NAMES_NOT_ENGLISH = {
 
 
 def test_every_english_word_list_of_the_pipeline_is_defined_in_the_lexicon():
-    # One list per kind of word, with its source, in qa/pipeline/lexicon.py: a module that writes
+    # One list per kind of word, with its source, in qa/pipeline/core/lexicon.py: a module that writes
     # its own pronouns or months drifts from the others (five pronoun lists and four month lists
     # had grown apart), and nobody can say where its words came from.
     from bench.lexicon_inventory import scan
@@ -51,7 +51,7 @@ def test_every_english_word_list_of_the_pipeline_is_defined_in_the_lexicon():
         for found in scan()
         if (found.module, found.name) not in _NAMES_NOT_ENGLISH
     ]
-    assert outside == [], "word lists outside qa/pipeline/lexicon.py:\n" + "\n".join(outside)
+    assert outside == [], "word lists outside qa/pipeline/core/lexicon.py:\n" + "\n".join(outside)
 
 
 @pytest.mark.parametrize(
@@ -214,12 +214,13 @@ def test_a_pipeline_given_its_models_runs_on_them_alone(monkeypatch):
     # A site's models (qa.clients.pipeline_models: its QA_READER_WEIGHTS, its threads) must reach
     # every stage; a stage falling back to the shipped models would ignore the site's settings
     # there without a word. With the fallback made to fail, the answers must come out the same.
-    from qa.pipeline import conversation, model_parts
-    from qa.pipeline.embedding import HashingEmbedder
-    from qa.pipeline.factory import ModelClients, build_pipeline
-    from qa.pipeline.memory_index import InMemoryCorpusIndex
-    from qa.pipeline.presets import get_preset
-    from qa.pipeline.runner import answer_question
+    from qa.pipeline.config.presets import get_preset
+    from qa.pipeline.core import model_parts
+    from qa.pipeline.dialogue import conversation
+    from qa.pipeline.flow.factory import ModelClients, build_pipeline
+    from qa.pipeline.flow.runner import answer_question
+    from qa.pipeline.search.embedding import HashingEmbedder
+    from qa.pipeline.search.memory_index import InMemoryCorpusIndex
     from tests.qa.pipeline.test_run import DOCS, REFORMS
 
     site = model_parts.build_models()
@@ -250,3 +251,24 @@ def test_a_pipeline_given_its_models_runs_on_them_alone(monkeypatch):
         monkeypatch.undo()
         model_parts.default_models.cache_clear()
     assert expected[0][1] == "answerable" and expected[1][1] == "unanswerable"
+
+
+# --- the pipeline's layout: every module in a sub-package that says what it owns ---
+
+
+def test_every_pipeline_module_lives_in_a_sub_package_that_says_what_it_owns_and_may_import():
+    # A newcomer finds a stage's code by its sub-package; a module left at qa/pipeline's top
+    # level, or a sub-package the import contract does not name, would go unchecked.
+    import tomllib
+
+    top_level = sorted(p.name for p in PIPELINE.glob("*.py") if p.name != "__init__.py")
+    assert top_level == [], "place these in a sub-package (docs/pipeline-layout.md)"
+    packages = sorted(p.name for p in PIPELINE.iterdir() if (p / "__init__.py").is_file())
+    contracts = tomllib.loads((PIPELINE.parent.parent / "pyproject.toml").read_text())["tool"][
+        "importlinter"
+    ]["contracts"]
+    layers = next(c["layers"] for c in contracts if c.get("containers") == ["qa.pipeline"])
+    assert sorted(layers) == packages
+    for package in packages:
+        doc = ast.get_docstring(ast.parse((PIPELINE / package / "__init__.py").read_text()))
+        assert doc and "May import:" in doc, package

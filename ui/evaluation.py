@@ -5,7 +5,7 @@ Pure functions over loaded runs; no queries.
 
 from __future__ import annotations
 
-from qa.pipeline.reply import ReplyThresholds
+from qa.pipeline.checks.reply import ReplyThresholds
 from review.evaluation import glossary, ranking
 from review.evaluation.evaluate import AGGREGATE_KEYS, confidence_outcomes
 from review.evaluation.metrics import expected_calibration_error, reliability_bins

@@ -6,8 +6,8 @@ from django import forms
 
 from documents.selectors import corpora_for_user
 from qa.intrinsics import MAX_TEXT_CHARS
-from qa.pipeline import preset_guide
-from qa.pipeline.parameters import BY_NAME, PARAMETERS
+from qa.pipeline.config import preset_guide
+from qa.pipeline.config.parameters import BY_NAME, PARAMETERS
 from qa.presets import default_preset
 from qa.selectors import team_presets_for_user
 from qa.services import MAX_QUESTION_CHARS
@@ -18,7 +18,7 @@ from review.selectors.annotate_page import RUBRIC_SCORES, AnnotateState, with_op
 
 def preset_choices() -> list:
     """The built-in presets in the groups a user chooses from (recommended first), each option
-    saying what the preset needs and how fast it is (qa.pipeline.preset_guide)."""
+    saying what the preset needs and how fast it is (qa.pipeline.config.preset_guide)."""
     return [
         (group.title, [(s.name, preset_guide.option_label(s.name)) for s in group.presets])
         for group in preset_guide.groups()
@@ -108,7 +108,7 @@ class AskForm(UIForm):
 
 
 # --- the ask form's "advanced" disclosure: preset parameters for one question --------------
-# Built from the pipeline's own parameter list (qa.pipeline.parameters), so a retriever added
+# Built from the pipeline's own parameter list (qa.pipeline.config.parameters), so a retriever added
 # there is offered here. Left blank, a field keeps the preset's value.
 ADVANCED_FIELDS = ("retriever", "alpha", "top_k", "reranker")
 

@@ -10,13 +10,13 @@ from django.urls import reverse
 from django.utils.dateparse import parse_datetime
 
 from qa.models import Question
-from qa.pipeline import preset_guide
-from qa.pipeline.answerability import ANSWER_KINDS
-from qa.pipeline.combine import DecompositionStep
-from qa.pipeline.presets import PRESETS
-from qa.pipeline.reply import RELATION_WORDS, label_words, sentence_label, sentence_relation
-from qa.pipeline.run import Attempt, Candidate, PipelineRun, RetrievalStep, StageRun
-from qa.pipeline.turn_kind import TurnKindVerdict
+from qa.pipeline.checks.answerability import ANSWER_KINDS
+from qa.pipeline.checks.reply import RELATION_WORDS, label_words, sentence_label, sentence_relation
+from qa.pipeline.config import preset_guide
+from qa.pipeline.config.presets import PRESETS
+from qa.pipeline.dialogue.turn_kind import TurnKindVerdict
+from qa.pipeline.flow.combine import DecompositionStep
+from qa.pipeline.flow.run import Attempt, Candidate, PipelineRun, RetrievalStep, StageRun
 from qa.selectors import answer_presentation, question_run
 
 STEPS = ("queued", "retrieval", "generation", "citation", "verification", "done")
@@ -60,10 +60,10 @@ class SentenceView:
     text: str
     support: str
     markers: list[Marker] = field(default_factory=list)
-    # The badge (qa.pipeline.reply.sentence_label): "quote", or verification's label for generated
+    # The badge (qa.pipeline.checks.reply.sentence_label): "quote", or verification's label for generated
     # text; None when the reply is not shown as an answer.
     label: str | None = None
-    # Beside it, how the sentence bears on the question (qa.pipeline.reply.sentence_relation).
+    # Beside it, how the sentence bears on the question (qa.pipeline.checks.reply.sentence_relation).
     relation: str | None = None
     mismatch: str = ""
     # The sentence cut around the reader's exact answer span (before, span, after) for the card's
@@ -102,7 +102,7 @@ class AnswerView:
     confidence_percent: int | None = None  # calibrated probability the answer is right, in percent
     kind: str = "answerable"  # or partial, underspecified (a clarifying question), unanswerable
     missing: tuple[str, ...] = ()  # what a partial answer's sources do not cover
-    outcome: str = "answer"  # qa.pipeline.reply's outcome: what the card shows
+    outcome: str = "answer"  # qa.pipeline.checks.reply's outcome: what the card shows
     outcome_reason: str = ""
 
     @property

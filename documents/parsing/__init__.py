@@ -4,7 +4,7 @@ Pure Python: nothing here imports Django, so ingestion services, management
 commands and benchmark importers share it and it is tested without a database.
 """
 
-from qa.pipeline.segment import MAX_SENTENCE_CHARS, segment
+from qa.pipeline.core.segment import MAX_SENTENCE_CHARS, segment
 
 from .benchmarks import analyst_bench_gold_ids, clapnq_passage_id, iter_analyst_bench_corpus, iter_clapnq
 from .formats import SUPPORTED_EXTENSIONS, parse_bytes

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime
 from collections.abc import Sequence
 
-from qa.pipeline.segment import segment
+from qa.pipeline.core.segment import segment
 
 from .types import EmptyDocument, ParsedDocument, ParsedSentence
 

@@ -15,8 +15,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from qa.pipeline.lexicon import MONTHS
-from qa.pipeline.segment import segment
+from qa.pipeline.core.lexicon import MONTHS
+from qa.pipeline.core.segment import segment
 
 from .assemble import TITLE_MAX_CHARS, document_from_sentences, document_from_text, shorten
 from .formats import parse_bytes

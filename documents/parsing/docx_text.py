@@ -8,7 +8,7 @@ import re
 import docx
 from docx.table import Table
 
-from qa.pipeline import roles
+from qa.pipeline.core import roles
 
 from .structure import BlockText, table_row_text
 from .types import ParseError

@@ -6,7 +6,7 @@ import re
 
 from bs4 import BeautifulSoup, Comment, Declaration, Doctype, NavigableString, ProcessingInstruction, Tag
 
-from qa.pipeline import roles
+from qa.pipeline.core import roles
 
 from .assemble import TITLE_MAX_CHARS, shorten
 from .structure import INNER_LEVEL, BlockText, table_row_text

@@ -5,7 +5,7 @@ from __future__ import annotations
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from qa.pipeline import roles
+from qa.pipeline.core import roles
 
 from .structure import HEADING_MAX_WORDS, INNER_LEVEL, BlockText, table_row_text
 

@@ -1,7 +1,7 @@
 """Documents as blocks with roles: headings, paragraphs, list items, table rows, questions, code.
 
 Every format's parser reduces its file to ``Block``s, spans of the document text, each with a role
-(``qa.pipeline.roles``), a heading level and a page. ``document_from_blocks`` segments each block
+(``qa.pipeline.core.roles``), a heading level and a page. ``document_from_blocks`` segments each block
 into sentences that keep their block's role, the path of the headings above them and their page.
 Answering reads the roles (a heading or a question is never quoted as an answer) and the section
 path (the sentence "Yes." is about the question it sits under).
@@ -22,8 +22,8 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from qa.pipeline import roles
-from qa.pipeline.segment import MAX_SENTENCE_CHARS, paragraph_spans, segment, strip_span
+from qa.pipeline.core import roles
+from qa.pipeline.core.segment import MAX_SENTENCE_CHARS, paragraph_spans, segment, strip_span
 
 from .assemble import default_title
 from .types import EmptyDocument, ParsedDocument, ParsedSentence

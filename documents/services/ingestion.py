@@ -28,7 +28,7 @@ from documents.parsing import sentence_windows
 from documents.services.write_behind import WriteBehind
 from documents.vectors import pool
 from groundedqa_site import jobs
-from qa.pipeline.protocols import Embedder
+from qa.pipeline.core.protocols import Embedder
 
 logger = logging.getLogger(__name__)
 

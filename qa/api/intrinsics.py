@@ -15,9 +15,9 @@ from rest_framework.views import APIView
 from documents.api.fields import TextField
 from documents.selectors import corpus_get_for_user
 from qa import intrinsics, presets
-from qa.pipeline.answerability import ANSWER_KINDS
-from qa.pipeline.intrinsics import SENTENCE_LABELS
-from qa.pipeline.relevance import IRRELEVANT, PARTIALLY_RELEVANT, RELEVANT
+from qa.pipeline.checks.answerability import ANSWER_KINDS
+from qa.pipeline.checks.relevance import IRRELEVANT, PARTIALLY_RELEVANT, RELEVANT
+from qa.pipeline.flow.intrinsics import SENTENCE_LABELS
 
 RETRIEVING_PRESETS = tuple(name for name in presets.PRESET_NAMES if presets.get_preset(name).retrieval)
 

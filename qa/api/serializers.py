@@ -8,15 +8,15 @@ from documents.api.fields import TextField
 from documents.errors import DomainError
 from qa import presets
 from qa.models import Answer, AnswerSentence, Citation, Question, TeamPreset
-from qa.pipeline.dates import MAX_SOURCES
-from qa.pipeline.parameters import PARAMETERS, Parameter
-from qa.pipeline.reply import (
+from qa.pipeline.checks.reply import (
     OUTCOMES,
     SENTENCE_LABELS,
     SENTENCE_RELATIONS,
     sentence_label,
     sentence_relation,
 )
+from qa.pipeline.config.parameters import PARAMETERS, Parameter
+from qa.pipeline.reading.dates import MAX_SOURCES
 from qa.selectors import ORIGINS, AnswerPresentation, answer_presentation
 
 
@@ -50,7 +50,8 @@ PresetParameters = type(
     "PresetParameters",
     (_ParametersBase,),
     {
-        "__doc__": "Preset parameters (qa.pipeline.parameters); each one left out keeps the preset's value.",
+        "__doc__": "Preset parameters (qa.pipeline.config.parameters); each one left out keeps the preset's "
+                   "value.",
         **{parameter.name: _parameter_field(parameter) for parameter in PARAMETERS},
     },
 )
@@ -229,7 +230,8 @@ class AnswerSentenceSerializer(serializers.ModelSerializer):
 class AnswerSerializer(serializers.ModelSerializer):
     sentences = AnswerSentenceSerializer(many=True)
     outcome = serializers.SerializerMethodField(
-        help_text="What to show, decided in one place (qa.pipeline.reply) from the answer and the preset's "
+        help_text="What to show, decided in one place (qa.pipeline.checks.reply) from the answer and the "
+                  "preset's "
         'thresholds: answer; low_confidence (show it marked "may not answer your question", no '
         "supported badges: its calibrated confidence is below the preset's answer_confidence); partial "
         "(`missing` names what the sources lack); ask_back (the text is a clarifying question); refused "

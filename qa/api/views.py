@@ -21,7 +21,7 @@ from qa.api.serializers import (
     TeamPresetSerializer,
 )
 from qa.models import Conversation
-from qa.pipeline.dates import MAX_SOURCES
+from qa.pipeline.reading.dates import MAX_SOURCES
 
 
 class QuestionListCreate(generics.ListAPIView):

@@ -18,8 +18,8 @@ from qa.errors import (
     QueueUnavailable,
 )
 from qa.models import Conversation, Question
-from qa.pipeline.dates import DocumentScope
-from qa.pipeline.run import PipelineRun, load_run
+from qa.pipeline.flow.run import PipelineRun, load_run
+from qa.pipeline.reading.dates import DocumentScope
 from qa.services.decomposition import question_run_here
 from qa.services.stage_jobs import RETRIEVE_QUESTION_TASK
 
@@ -81,7 +81,7 @@ def question_ask(
     """Create the job; queue its retrieval stage once the row is committed. No preset: QA_DEFAULT_PRESET.
 
     ``preset`` is a built-in preset or one of the corpus team's; ``parameters``
-    (qa.pipeline.parameters) change it for this question only; ``scope`` (qa.scopes.scope_for)
+    (qa.pipeline.config.parameters) change it for this question only; ``scope`` (qa.scopes.scope_for)
     limits the documents searched.
     """
     preset = preset or presets.default_preset()

@@ -2,7 +2,7 @@
 
 A question whose preset decomposes (``PipelineConfig.decompose``) is planned
 instead of retrieved: ``question_decompose`` claims it like a retrieval stage,
-splits it (``qa.pipeline.decompose``), and in one transaction fenced on its
+splits it (``qa.pipeline.dialogue.decompose``), and in one transaction fenced on its
 lease stores the plan (``Decomposition``), creates one Question per part (the
 same preset without the split; ``SubQuestion`` links it) and leaves the
 question waiting in stage "decomposed" with no resend time. The parts' tasks
@@ -17,7 +17,7 @@ twice. The part that brings ``done`` to ``total`` queues the combination and
 gives the waiting question a resend time, so the reaper sends the combination
 again if that message is lost. ``question_combine`` claims the question
 ("decomposed" -> "combination"), combines the parts' answers
-(``qa.pipeline.combine``) and stores the answer through the same fenced write
+(``qa.pipeline.flow.combine``) and stores the answer through the same fenced write
 as every other answer. A worker killed while planning or combining leaves an
 expired lease: the reaper puts the question back ("" or "decomposed"), and
 planning again finds the stored plan and parts instead of making new ones.
@@ -36,11 +36,12 @@ from django.db.models import F
 from groundedqa_site import jobs
 from qa import clients, presets
 from qa.models import Decomposition, Question, SubQuestion
-from qa.pipeline import codec, runner
-from qa.pipeline.combine import DecompositionStep, PartAnswer, combine
-from qa.pipeline.decompose import Plan, plan_question
-from qa.pipeline.run import PipelineRun, StageRun, load_run
-from qa.pipeline.runner import part_config
+from qa.pipeline.core import codec
+from qa.pipeline.dialogue.decompose import Plan, plan_question
+from qa.pipeline.flow import runner
+from qa.pipeline.flow.combine import DecompositionStep, PartAnswer, combine
+from qa.pipeline.flow.run import PipelineRun, StageRun, load_run
+from qa.pipeline.flow.runner import part_config
 from qa.services import stage_jobs
 
 logger = logging.getLogger(__name__)

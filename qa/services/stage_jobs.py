@@ -3,7 +3,7 @@
 The pipeline itself (qa.pipeline) knows nothing of Django; this module feeds
 it the corpus through qa.adapters and stores what it returns. A question is
 a persisted job: ``question_ask`` creates it and queues the retrieval task;
-each stage's task hands the run so far (``qa.pipeline.run.PipelineRun``,
+each stage's task hands the run so far (``qa.pipeline.flow.run.PipelineRun``,
 ranking and answer attempts included) to the next stage's task through the
 Question row as versioned JSON: retrieval, generation, citation,
 verification, each on its own queue, so LLM-bound stages can get their own
@@ -12,7 +12,7 @@ one fenced write, so a redelivered or re-queued stage finds nothing to do or
 redoes the same work from the same stored run; only the last stage writes the
 answer, once.
 
-The stages run through the one runner (``qa.pipeline.runner.run_stages``),
+The stages run through the one runner (``qa.pipeline.flow.runner.run_stages``),
 with ``StoredStages`` as its executor: the runner says which stage follows,
 the executor claims, runs ``runner.run_step`` and hands on. A worker that also
 serves the next stage's queue runs that stage itself, right after, instead of
@@ -42,9 +42,9 @@ from groundedqa_site import jobs, logs
 from qa import clients, presets, scopes
 from qa.adapters import DjangoCorpusIndex
 from qa.models import Answer, AnswerSentence, Citation, Question
-from qa.pipeline import runner, stages
-from qa.pipeline.factory import Pipeline, build_pipeline
-from qa.pipeline.run import RUN_FORMAT_VERSION, PipelineRun, StageRun, load_run
+from qa.pipeline.flow import runner, stages
+from qa.pipeline.flow.factory import Pipeline, build_pipeline
+from qa.pipeline.flow.run import RUN_FORMAT_VERSION, PipelineRun, StageRun, load_run
 
 logger = logging.getLogger(__name__)
 
@@ -358,7 +358,7 @@ def question_stages_run(
 ) -> str | None:
     """Run the stage a queued question waits for ("" for retrieval), then each following stage whose
     task ``runs_here`` (this worker consumes its queue, or ``every_stage_here``), in this process, through
-    the one runner (``qa.pipeline.runner.run_stages``) with ``StoredStages`` as its executor.
+    the one runner (``qa.pipeline.flow.runner.run_stages``) with ``StoredStages`` as its executor.
 
     Returns the stage left for another worker, whose task the caller sends; None
     when there is none (answered, failed, put back for a retry, or not this

@@ -2,7 +2,7 @@
 
 A gold case belongs to one class (``answerable``, ``partial``,
 ``underspecified``, ``unanswerable``, the answer kinds of
-``qa.pipeline.answerability``) and a prediction states the kind of reply it
+``qa.pipeline.checks.answerability``) and a prediction states the kind of reply it
 gave: an answer, a partial answer naming what is missing, a clarifying
 question, or a refusal. A prediction stored before replies had kinds reads as
 ``unanswerable`` when it refused and ``answerable`` otherwise.

@@ -7,8 +7,8 @@ two cannot drift apart.
 
 from __future__ import annotations
 
-from qa.pipeline.run import PipelineRun
-from qa.pipeline.types import SUPPORTED
+from qa.pipeline.core.types import SUPPORTED
+from qa.pipeline.flow.run import PipelineRun
 from review.evaluation.metrics import unique_in_order
 from review.evaluation.types import Prediction, evidence_key
 

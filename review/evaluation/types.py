@@ -57,7 +57,7 @@ class Prediction:
     answer_score: float | None = None  # LLM judge, 1..5; None when no judge ran
     confidence: float | None = None  # the answer's calibrated probability of being right
     stage_latency: dict[str, float] = field(default_factory=dict, hash=False, compare=False)
-    # The kind of reply (qa.pipeline.answerability's answer kinds); "" before replies had kinds.
+    # The kind of reply (qa.pipeline.checks.answerability's answer kinds); "" before replies had kinds.
     kind: str = ""
 
 

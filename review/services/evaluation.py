@@ -32,7 +32,7 @@ from django.utils import timezone
 from groundedqa_site import jobs
 from qa import presets
 from qa.models import Answer, Question
-from qa.pipeline.run import PipelineRun
+from qa.pipeline.flow.run import PipelineRun
 from qa.services import answer_now_with_run
 from review import selectors
 from review.errors import EvaluationInvalid

@@ -9,9 +9,9 @@ from __future__ import annotations
 import logging
 
 from qa import clients
-from qa.pipeline.llm import LLMError
-from qa.pipeline.prompts import judge_answer
-from qa.pipeline.protocols import LLM
+from qa.pipeline.core.llm import LLMError
+from qa.pipeline.core.protocols import LLM
+from qa.pipeline.drafting.prompts import judge_answer
 
 logger = logging.getLogger(__name__)
 

@@ -15,8 +15,8 @@ from rank_bm25 import BM25Okapi
 from documents import services
 from documents.models import EMBEDDING_DIM, Document, LexicalTotals, Posting, TermStat
 from qa.adapters import DjangoCorpusIndex
-from qa.pipeline.bm25 import tokenize
-from qa.pipeline.embedding import HashingEmbedder
+from qa.pipeline.search.bm25 import tokenize
+from qa.pipeline.search.embedding import HashingEmbedder
 from tests.qa.pipeline.test_bm25 import STDLIB_MODULES, sample_queries
 
 UNITS = ("sentence", "chunk", "document")

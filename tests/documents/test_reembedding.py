@@ -35,7 +35,7 @@ def wide_model(tmp_path_factory) -> str:
     from sentence_transformers import SentenceTransformer
     from sentence_transformers.sentence_transformer.modules import Dense, Normalize
 
-    from qa.pipeline.embedding import bundled_minilm_path
+    from qa.pipeline.search.embedding import bundled_minilm_path
 
     folder = tmp_path_factory.mktemp("models") / "minilm-768"
     model = SentenceTransformer(bundled_minilm_path(), device="cpu")

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from qa import services
 from qa.models import Decomposition, Question, SubQuestion
-from qa.pipeline.run import load_run
+from qa.pipeline.flow.run import load_run
 from qa.services import decomposition, stage_jobs
 from tests.conftest import wait_for
 from tests.qa.test_api import ask, client_for

@@ -10,7 +10,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
 from qa.models import Question
-from qa.pipeline.presets import PRESET_NAMES
+from qa.pipeline.config.presets import PRESET_NAMES
 
 
 @pytest.mark.django_db
@@ -89,7 +89,7 @@ def test_presets_lists_every_preset_with_its_parameters():
 
 
 def test_presets_plain_listing_groups_every_preset_and_says_llm_only_retrieves_nothing():
-    from qa.pipeline import preset_guide
+    from qa.pipeline.config import preset_guide
 
     out = io.StringIO()
     call_command("presets", stdout=out)

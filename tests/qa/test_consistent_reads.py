@@ -17,7 +17,7 @@ from documents import services as documents_services
 from documents.models import Document
 from qa import adapters, presets, services
 from qa.models import Citation, Question
-from qa.pipeline.run import PipelineRun
+from qa.pipeline.flow.run import PipelineRun
 from qa.services import asking
 from tests.qa.conftest import COUNTRY_PROFILE, ingest_texts
 

@@ -17,7 +17,7 @@ from documents.models import Document
 from qa import services
 from qa.adapters import DjangoCorpusIndex
 from qa.models import Question
-from qa.pipeline.dates import DocumentScope
+from qa.pipeline.reading.dates import DocumentScope
 from tests.qa.test_api import ask, client_for
 
 D = datetime.date

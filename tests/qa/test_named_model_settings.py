@@ -114,11 +114,11 @@ def test_the_reader_weights_setting_reaches_the_stages_through_the_sites_models(
     # The pipeline reads no environment: QA_READER_WEIGHTS reaches the answerability judge only
     # through qa.clients' models, so a file that is not there fails the first judged question
     # with the setting named, not a later one and not silently with the shipped reader.
-    from qa.pipeline.embedding import HashingEmbedder, ModelNotAvailable
-    from qa.pipeline.factory import ModelClients, build_pipeline
-    from qa.pipeline.memory_index import InMemoryCorpusIndex
-    from qa.pipeline.presets import get_preset
-    from qa.pipeline.runner import answer_question
+    from qa.pipeline.config.presets import get_preset
+    from qa.pipeline.flow.factory import ModelClients, build_pipeline
+    from qa.pipeline.flow.runner import answer_question
+    from qa.pipeline.search.embedding import HashingEmbedder, ModelNotAvailable
+    from qa.pipeline.search.memory_index import InMemoryCorpusIndex
     from tests.qa.pipeline.test_run import DOCS, REFORMS
 
     missing = tmp_path / "no-reader.safetensors"

@@ -18,7 +18,7 @@ from bench.cluster import use_broker
 from groundedqa_site.broker import folder_options
 from qa import clients, presets, services
 from qa.models import Answer, Question
-from qa.pipeline.run import load_run
+from qa.pipeline.flow.run import load_run
 from qa.services import asking, stage_jobs
 from tests.conftest import wait_for
 from tests.qa.pipeline.test_llm_clients import FakeChatServer, openai_client

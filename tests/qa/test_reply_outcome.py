@@ -12,7 +12,7 @@ from django.test import Client
 
 from qa import services
 from qa.management.commands.ask import as_json
-from qa.pipeline.reply import DEFAULT_ANSWER_CONFIDENCE
+from qa.pipeline.checks.reply import DEFAULT_ANSWER_CONFIDENCE
 from qa.services.team_presets import team_preset_create
 from tests.qa.test_api import client_for
 
@@ -40,7 +40,7 @@ def team_preset(analyst, corpus, name: str, **parameters):
 
 @pytest.mark.django_db
 def test_a_low_confidence_answer_is_marked_in_the_api_ask_json_and_the_page(analyst, westmere):
-    # Every calibrated confidence is below 0.99 (qa.pipeline.confidence), so this team preset shows
+    # Every calibrated confidence is below 0.99 (qa.pipeline.checks.confidence), so this team preset shows
     # no answer as an answer: the same question, the same answer, another outcome.
     team_preset(analyst, westmere, "wary", answer_confidence=1.0)
     question = services.answer_now(corpus=westmere, text=STAFF, user=analyst, preset="wary")

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from qa.adapters import DjangoCorpusIndex
-from qa.pipeline.chunking import ChunkerConfig
-from qa.pipeline.factory import ModelClients, build_pipeline
-from qa.pipeline.presets import PipelineConfig
-from qa.pipeline.retrieval import RetrievalConfig, retrieve
+from qa.pipeline.config.presets import PipelineConfig
+from qa.pipeline.flow.factory import ModelClients, build_pipeline
+from qa.pipeline.search.chunking import ChunkerConfig
+from qa.pipeline.search.retrieval import RetrievalConfig, retrieve
 
 pytestmark = pytest.mark.django_db
 

@@ -6,7 +6,7 @@ import pytest
 
 from qa import presets, services
 from qa.models import Question
-from qa.pipeline.run import RUN_FORMAT_VERSION, PipelineRun
+from qa.pipeline.flow.run import RUN_FORMAT_VERSION, PipelineRun
 from tests.qa.pipeline.test_run import V1_TRACES
 
 

@@ -15,7 +15,7 @@ import pytest
 from groundedqa_site import jobs
 from qa import services
 from qa.models import Answer, Question
-from qa.pipeline.run import load_run
+from qa.pipeline.flow.run import load_run
 from tests.conftest import wait_for
 from tests.qa.test_api import ask, client_for
 from tests.qa.test_recovery import STAGES, api_status, ask_in_process

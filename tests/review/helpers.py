@@ -8,10 +8,10 @@ from rest_framework.test import APIClient
 
 from documents.models import EMBEDDING_DIM, Document, Sentence
 from qa.models import Answer, AnswerSentence, Citation, Question
-from qa.pipeline.run import PipelineRun
-from qa.pipeline.types import SUPPORTED, SourceSentence
-from qa.pipeline.types import Answer as PipelineAnswer
-from qa.pipeline.types import AnswerSentence as PipelineSentence
+from qa.pipeline.core.types import SUPPORTED, SourceSentence
+from qa.pipeline.core.types import Answer as PipelineAnswer
+from qa.pipeline.core.types import AnswerSentence as PipelineSentence
+from qa.pipeline.flow.run import PipelineRun
 
 OMAN = [
     "Oman was an important trading power in the Indian Ocean.",

@@ -8,10 +8,10 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from qa.pipeline.run import PipelineRun
-from qa.pipeline.types import Answer as PipelineAnswer
-from qa.pipeline.types import AnswerSentence as PipelineSentence
-from qa.pipeline.types import SourceSentence
+from qa.pipeline.core.types import Answer as PipelineAnswer
+from qa.pipeline.core.types import AnswerSentence as PipelineSentence
+from qa.pipeline.core.types import SourceSentence
+from qa.pipeline.flow.run import PipelineRun
 from review.models import EvaluationRun
 from review.services.evaluation import preset_config
 from tests.conftest import shared_data

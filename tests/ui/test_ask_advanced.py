@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from qa.models import Question
-from qa.pipeline.retrievers import RETRIEVER_NAMES
+from qa.pipeline.search.retrievers import RETRIEVER_NAMES
 from tests.ui.conftest import PASSWORD
 
 pytestmark = pytest.mark.django_db

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from qa.pipeline.run import load_run
+from qa.pipeline.flow.run import load_run
 from tests.qa.pipeline.tiny_models import save_tiny_nli, save_tiny_span_reader
 from tests.ui.conftest import PASSWORD
 

@@ -11,7 +11,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from documents.errors import DomainError
 from documents.selectors import documents_for_user
-from qa.pipeline.parameters import described
+from qa.pipeline.config.parameters import described
 from qa.scopes import corpus_sources, scope_for
 from qa.selectors import question_get_for_user, question_history, question_run, team_presets_for_user
 from qa.services import question_ask

@@ -12,7 +12,7 @@ from documents import permissions
 from documents.errors import DomainError
 from documents.models import Role
 from qa import presets
-from qa.pipeline.parameters import described, parameter_values
+from qa.pipeline.config.parameters import described, parameter_values
 from qa.selectors import team_preset_get_for_user, team_presets_for_user
 from qa.services import team_preset_create, team_preset_delete
 from ui.forms import TeamPresetForm

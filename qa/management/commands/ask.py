@@ -10,7 +10,7 @@ from documents.errors import DomainError
 from documents.management.users import command_user
 from documents.models import Corpus
 from qa import presets, services
-from qa.pipeline.reply import sentence_label, sentence_relation
+from qa.pipeline.checks.reply import sentence_label, sentence_relation
 from qa.selectors import answer_presentation
 
 

@@ -8,7 +8,7 @@ import json
 from django.core.management.base import BaseCommand
 
 from qa import presets
-from qa.pipeline import preset_guide
+from qa.pipeline.config import preset_guide
 
 
 class Command(BaseCommand):

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from qa.pipeline.types import Passage, ScoredPassage, SourceSentence
+from qa.pipeline.core.types import Passage, ScoredPassage, SourceSentence
 
 _STOP = {"the", "a", "an", "of", "in", "is", "was", "and", "to", "what", "how", "did", "does", "its", "it"}
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from qa.pipeline.embedding import SentenceTransformerEmbedder
-from qa.pipeline.factory import ModelClients, Pipeline, build_pipeline
-from qa.pipeline.memory_index import DocumentInput, InMemoryCorpusIndex
-from qa.pipeline.presets import PipelineConfig, get_preset
+from qa.pipeline.config.presets import PipelineConfig, get_preset
+from qa.pipeline.flow.factory import ModelClients, Pipeline, build_pipeline
+from qa.pipeline.search.embedding import SentenceTransformerEmbedder
+from qa.pipeline.search.memory_index import DocumentInput, InMemoryCorpusIndex
 
 
 def in_memory_pipeline(documents: Iterable[DocumentInput], config: PipelineConfig | None = None) -> Pipeline:

@@ -3,7 +3,7 @@ sentence, and every sentence keeps its exact source text."""
 
 from __future__ import annotations
 
-from qa.pipeline.types import SUPPORTED, Answer, AnswerSentence
+from qa.pipeline.core.types import SUPPORTED, Answer, AnswerSentence
 
 
 def test_a_quoted_heading_ends_before_the_next_sentence():

@@ -8,7 +8,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from qa.pipeline.answerability import (
+from qa.pipeline.checks.answerability import (
     ANSWER_KINDS,
     ANSWERABLE,
     MODEL_PATH,
@@ -21,10 +21,16 @@ from qa.pipeline.answerability import (
     answerability_signals,
     load_model,
 )
-from qa.pipeline.llm import OpenAICompatibleLLM
-from qa.pipeline.questions import analyse_question, states_answer_type
-from qa.pipeline.relevance import IRRELEVANT, RELEVANT, answer_relevance, judge_context, relevant_passages
-from qa.pipeline.types import SUPPORTED, AnswerSentence, ScoredPassage
+from qa.pipeline.checks.relevance import (
+    IRRELEVANT,
+    RELEVANT,
+    answer_relevance,
+    judge_context,
+    relevant_passages,
+)
+from qa.pipeline.core.llm import OpenAICompatibleLLM
+from qa.pipeline.core.types import SUPPORTED, AnswerSentence, ScoredPassage
+from qa.pipeline.reading.questions import analyse_question, states_answer_type
 from tests.qa.pipeline.answering_fakes import BagOfWordsEmbedder, make_passage
 from tests.qa.pipeline.test_llm_clients import RECORDED_COMPLETION, FakeChatServer
 
@@ -164,9 +170,9 @@ def test_supported_but_off_question_answer_does_not_address_the_question():
 def test_an_off_question_answer_kept_without_the_check_reads_supported_nowhere_and_says_why():
     """A follow-up the turn-kind model answers skips the check's refusal; its labels must not
     then tell the analyst the answer is supported when the check says it misses the question."""
-    from qa.pipeline.answerability import AnswerabilityVerdict
-    from qa.pipeline.trust import TrustConfig, after_generation
-    from qa.pipeline.types import PARTIAL, Answer
+    from qa.pipeline.checks.answerability import AnswerabilityVerdict
+    from qa.pipeline.checks.trust import TrustConfig, after_generation
+    from qa.pipeline.core.types import PARTIAL, Answer
 
     question = "What was the population of Dominica in 2020, and how has it changed?"
     verdict = AnswerabilityVerdict(ANSWERABLE, 0.9, "stated", "signals")
@@ -195,9 +201,9 @@ def test_threshold_override_changes_the_decision():
 
 
 def test_a_refusal_is_never_certain_and_a_rule_refusal_takes_the_rule_precision(tmp_path):
-    from qa.pipeline.answerability import AnswerabilityVerdict
-    from qa.pipeline.confidence import TrustModels
-    from qa.pipeline.trust import refusal_confidence
+    from qa.pipeline.checks.answerability import AnswerabilityVerdict
+    from qa.pipeline.checks.confidence import TrustModels
+    from qa.pipeline.checks.trust import refusal_confidence
 
     nothing_found = AnswerabilityVerdict("unanswerable", 0.0, "retrieval returned no passages", "signals")
     assert refusal_confidence(nothing_found).probability == 0.99

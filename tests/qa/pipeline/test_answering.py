@@ -6,12 +6,12 @@ import json
 
 import pytest
 
-from qa.pipeline import codec
-from qa.pipeline.answering import AnswerConfig, generate_verified_answer
-from qa.pipeline.llm import LLMUnavailable
-from qa.pipeline.prompts import DATA_CLOSE, DATA_OPEN
-from qa.pipeline.run import AnsweringStep
-from qa.pipeline.types import PARTIAL, REFUSAL_TEXT, SUPPORTED, UNSUPPORTED
+from qa.pipeline.core import codec
+from qa.pipeline.core.llm import LLMUnavailable
+from qa.pipeline.core.types import PARTIAL, REFUSAL_TEXT, SUPPORTED, UNSUPPORTED
+from qa.pipeline.drafting.prompts import DATA_CLOSE, DATA_OPEN
+from qa.pipeline.flow.answering import AnswerConfig, generate_verified_answer
+from qa.pipeline.flow.run import AnsweringStep
 from tests.qa.pipeline.answering_fakes import (
     BagOfWordsEmbedder,
     ScriptedLLM,

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
-from qa.pipeline.bm25 import BM25Index, tokenize
+from qa.pipeline.search.bm25 import BM25Index, tokenize
 
 # Real English prose that every Python install carries: the paragraphs of
 # standard-library docstrings (~1,700 passages with a natural Zipfian vocabulary).

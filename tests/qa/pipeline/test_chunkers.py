@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from qa.pipeline.chunking import ChunkerConfig, recursive_character_spans, token_window_spans
-from qa.pipeline.embedding import HashingEmbedder
-from qa.pipeline.factory import ModelClients, build_pipeline
-from qa.pipeline.memory_index import InMemoryCorpusIndex
-from qa.pipeline.presets import PipelineConfig, get_preset
-from qa.pipeline.rechunk import RechunkedIndex
-from qa.pipeline.retrieval import RetrievalConfig, retrieve
+from qa.pipeline.config.presets import PipelineConfig, get_preset
+from qa.pipeline.flow.factory import ModelClients, build_pipeline
+from qa.pipeline.search.chunking import ChunkerConfig, recursive_character_spans, token_window_spans
+from qa.pipeline.search.embedding import HashingEmbedder
+from qa.pipeline.search.memory_index import InMemoryCorpusIndex
+from qa.pipeline.search.rechunk import RechunkedIndex
+from qa.pipeline.search.retrieval import RetrievalConfig, retrieve
 from tests.qa.pipeline.test_retrieval import CORPUS
 
 

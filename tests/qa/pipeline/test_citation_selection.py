@@ -12,8 +12,8 @@ import dataclasses
 import pytest
 
 from documents.parsing.assemble import document_from_text
-from qa.pipeline.presets import get_preset
-from qa.pipeline.runner import answer_question
+from qa.pipeline.config.presets import get_preset
+from qa.pipeline.flow.runner import answer_question
 from tests.qa.pipeline.in_memory import in_memory_pipeline
 
 HISTORY = """Marenia: History

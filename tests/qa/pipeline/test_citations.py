@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from qa.pipeline.citations import attach_citations, cite_by_embedding, cite_by_overlap
-from qa.pipeline.generation import DraftSentence
-from qa.pipeline.prompts import DATA_CLOSE, DATA_OPEN
+from qa.pipeline.drafting.citations import attach_citations, cite_by_embedding, cite_by_overlap
+from qa.pipeline.drafting.generation import DraftSentence
+from qa.pipeline.drafting.prompts import DATA_CLOSE, DATA_OPEN
 from tests.qa.pipeline.answering_fakes import BagOfWordsEmbedder, ScriptedLLM, TableEmbedder, make_passage
 
 PASSAGE = make_passage(

@@ -1,4 +1,4 @@
-"""Conflicting statements between documents, found by the heuristic of qa.pipeline.claims.
+"""Conflicting statements between documents, found by the heuristic of qa.pipeline.checks.claims.
 
 Constructed pairs: each positive is a contradiction an analyst would want flagged,
 each negative a pair that only looks like one.
@@ -10,10 +10,10 @@ import datetime
 
 import pytest
 
-from qa.pipeline.answering_config import AnswerConfig
-from qa.pipeline.claims import claim_conflict, find_claim_conflicts
-from qa.pipeline.text import content_words
-from qa.pipeline.types import Passage, SourceSentence
+from qa.pipeline.checks.claims import claim_conflict, find_claim_conflicts
+from qa.pipeline.config.answering_config import AnswerConfig
+from qa.pipeline.core.text import content_words
+from qa.pipeline.core.types import Passage, SourceSentence
 
 _ids = iter(range(1, 10_000))
 

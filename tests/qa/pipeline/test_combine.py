@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from qa.pipeline.combine import PartAnswer, combine, self_check, sources_do_not_say
-from qa.pipeline.decompose import Plan
-from qa.pipeline.types import REFUSAL_TEXT, Answer, AnswerSentence, SourceSentence
+from qa.pipeline.core.types import REFUSAL_TEXT, Answer, AnswerSentence, SourceSentence
+from qa.pipeline.dialogue.decompose import Plan
+from qa.pipeline.flow.combine import PartAnswer, combine, self_check, sources_do_not_say
 
 
 def source(pk: int, document: str, text: str, title: str = "") -> SourceSentence:

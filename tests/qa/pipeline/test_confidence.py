@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from qa.pipeline.answerability import MODEL_PATH
-from qa.pipeline.confidence import AnswerCheck, TrustModels
-from qa.pipeline.relevance import AnswerRelevance
+from qa.pipeline.checks.answerability import MODEL_PATH
+from qa.pipeline.checks.confidence import AnswerCheck, TrustModels
+from qa.pipeline.checks.relevance import AnswerRelevance
 
 ON_QUESTION = AnswerRelevance(0.7, 0.72, 0.8, True, True, "the answer addresses the question")
 SUPPORTED = ["supported", "supported", "supported"]

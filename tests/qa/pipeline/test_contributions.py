@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from qa.pipeline.codec import from_data, to_data
-from qa.pipeline.retrieval import RetrievalConfig
-from qa.pipeline.run import RetrievalStep
-from qa.pipeline.runner import retriever_contributions
-from qa.pipeline.types import Passage, ScoredPassage
+from qa.pipeline.core.codec import from_data, to_data
+from qa.pipeline.core.types import Passage, ScoredPassage
+from qa.pipeline.flow.run import RetrievalStep
+from qa.pipeline.flow.runner import retriever_contributions
+from qa.pipeline.search.retrieval import RetrievalConfig
 
 
 def hit(key: str, fused: float, **scores: float) -> ScoredPassage:

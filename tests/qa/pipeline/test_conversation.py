@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from qa.pipeline.conversation import llm_rewrite, remember, rewrite
-from qa.pipeline.llm import OpenAICompatibleLLM
+from qa.pipeline.core.llm import OpenAICompatibleLLM
+from qa.pipeline.dialogue.conversation import llm_rewrite, remember, rewrite
 from tests.qa.pipeline.test_llm_clients import RECORDED_COMPLETION, FakeChatServer
 
 ROTH = [("What is a Roth IRA?", "A Roth IRA is a retirement account funded with money already taxed.")]

@@ -6,8 +6,8 @@ import datetime
 
 import pytest
 
-from qa.pipeline.dates import DocumentScope, prefer_period, question_period
-from qa.pipeline.types import Passage, ScoredPassage
+from qa.pipeline.core.types import Passage, ScoredPassage
+from qa.pipeline.reading.dates import DocumentScope, prefer_period, question_period
 
 D = datetime.date
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from qa.pipeline.decompose import MAX_PARTS, llm_plan, parse_plan, plan_question, rule_plan
-from qa.pipeline.llm import OpenAICompatibleLLM
+from qa.pipeline.core.llm import OpenAICompatibleLLM
+from qa.pipeline.dialogue.decompose import MAX_PARTS, llm_plan, parse_plan, plan_question, rule_plan
 from tests.qa.pipeline.test_llm_clients import RECORDED_COMPLETION, FakeChatServer
 
 

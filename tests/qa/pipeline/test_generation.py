@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from qa.pipeline.generation import ExtractiveGenerator, ExtractiveSettings, LLMGenerator
-from qa.pipeline.generation_output import parse_generation_output
-from qa.pipeline.prompts import (
+from qa.pipeline.core.types import REFUSAL_TEXT
+from qa.pipeline.drafting.generation import ExtractiveGenerator, ExtractiveSettings, LLMGenerator
+from qa.pipeline.drafting.generation_output import parse_generation_output
+from qa.pipeline.drafting.prompts import (
     DATA_CLOSE,
     DATA_OPEN,
     judge_answer,
@@ -14,7 +15,6 @@ from qa.pipeline.prompts import (
     number_context,
     parse_judge_score,
 )
-from qa.pipeline.types import REFUSAL_TEXT
 from tests.qa.pipeline.answering_fakes import (
     BagOfWordsEmbedder,
     ScriptedLLM,

@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 from bench.genre import load_documents, load_questions
-from qa.pipeline import roles
-from qa.pipeline.runner import answer_question
+from qa.pipeline.core import roles
+from qa.pipeline.flow.runner import answer_question
 from tests.qa.pipeline.in_memory import in_memory_pipeline
 
 

@@ -12,7 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from qa.pipeline.llm import GroqLLM, LlamaCppLLM, LLMError, LLMUnavailable, OpenAICompatibleLLM, build_llm
+from qa.pipeline.core.llm import (
+    GroqLLM,
+    LlamaCppLLM,
+    LLMError,
+    LLMUnavailable,
+    OpenAICompatibleLLM,
+    build_llm,
+)
 
 SECRET = "gsk_test_secret_key_123456"
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from qa.pipeline.generation import DraftSentence
-from qa.pipeline.mismatch import check_claim, figures
-from qa.pipeline.types import SUPPORTED, UNSUPPORTED, SourceSentence
-from qa.pipeline.verification import LexicalVerifier, Verdict, checked_for_mismatch
+from qa.pipeline.checks.mismatch import check_claim, figures
+from qa.pipeline.checks.verification import LexicalVerifier, Verdict, checked_for_mismatch
+from qa.pipeline.core.types import SUPPORTED, UNSUPPORTED, SourceSentence
+from qa.pipeline.drafting.generation import DraftSentence
 
 MAN_DB_SOURCE = "man-db's full-text search, when it has an index, is at least three times as quickly as man."
 

@@ -7,16 +7,16 @@ import json
 
 import pytest
 
-from qa.pipeline.embedding import HashingEmbedder, ModelNotAvailable
-from qa.pipeline.factory import ModelClients, build_pipeline
-from qa.pipeline.generation import DraftSentence
-from qa.pipeline.memory_index import InMemoryCorpusIndex
-from qa.pipeline.nli import NLIVerifier, TransformersEntailmentModel, entailment_index
-from qa.pipeline.presets import get_preset
-from qa.pipeline.run import PipelineRun
-from qa.pipeline.runner import answer_question
-from qa.pipeline.spans import TransformersSpanReader, best_span
-from qa.pipeline.types import SourceSentence
+from qa.pipeline.checks.nli import NLIVerifier, TransformersEntailmentModel, entailment_index
+from qa.pipeline.checks.spans import TransformersSpanReader, best_span
+from qa.pipeline.config.presets import get_preset
+from qa.pipeline.core.types import SourceSentence
+from qa.pipeline.drafting.generation import DraftSentence
+from qa.pipeline.flow.factory import ModelClients, build_pipeline
+from qa.pipeline.flow.run import PipelineRun
+from qa.pipeline.flow.runner import answer_question
+from qa.pipeline.search.embedding import HashingEmbedder, ModelNotAvailable
+from qa.pipeline.search.memory_index import InMemoryCorpusIndex
 from tests.qa.pipeline.test_run import DOCS, REFORMS
 from tests.qa.pipeline.tiny_models import save_tiny_nli, save_tiny_span_reader
 

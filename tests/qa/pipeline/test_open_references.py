@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from qa.pipeline import conversation
-from qa.pipeline.embedding import HashingEmbedder
-from qa.pipeline.factory import ModelClients, build_pipeline
-from qa.pipeline.memory_index import InMemoryCorpusIndex
-from qa.pipeline.presets import get_preset
-from qa.pipeline.references import open_references
-from qa.pipeline.runner import answer_question
-from qa.pipeline.turns import ambiguous_reference
+from qa.pipeline.config.presets import get_preset
+from qa.pipeline.dialogue import conversation
+from qa.pipeline.dialogue.references import open_references
+from qa.pipeline.dialogue.turns import ambiguous_reference
+from qa.pipeline.flow.factory import ModelClients, build_pipeline
+from qa.pipeline.flow.runner import answer_question
+from qa.pipeline.search.embedding import HashingEmbedder
+from qa.pipeline.search.memory_index import InMemoryCorpusIndex
 from tests.qa.pipeline.answering_fakes import make_passage, ranked
 from tests.qa.pipeline.test_run import document
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 import re
 
-from qa.pipeline.embedding import HashingEmbedder
-from qa.pipeline.factory import ModelClients, build_pipeline
-from qa.pipeline.llm import OpenAICompatibleLLM
-from qa.pipeline.pairwise import LLMPairwiseReranker, parse_choice
-from qa.pipeline.presets import get_preset
-from qa.pipeline.runner import answer_question
-from qa.pipeline.types import ScoredPassage
+from qa.pipeline.config.presets import get_preset
+from qa.pipeline.core.llm import OpenAICompatibleLLM
+from qa.pipeline.core.types import ScoredPassage
+from qa.pipeline.flow.factory import ModelClients, build_pipeline
+from qa.pipeline.flow.runner import answer_question
+from qa.pipeline.search.embedding import HashingEmbedder
+from qa.pipeline.search.pairwise import LLMPairwiseReranker, parse_choice
 from tests.qa.pipeline.answering_fakes import make_passage
 from tests.qa.pipeline.test_llm_clients import RECORDED_COMPLETION, FakeChatServer
 from tests.qa.pipeline.test_run import index  # noqa: F401 - the fixture

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from qa.pipeline.chunking import ChunkerConfig
-from qa.pipeline.parameters import (
+from qa.pipeline.config.parameters import (
     BY_NAME,
     InvalidParameters,
     apply_parameters,
     check_parameters,
     parameter_values,
 )
-from qa.pipeline.presets import PipelineConfig, get_preset
-from qa.pipeline.retrieval import RetrievalConfig
-from qa.pipeline.retrievers import RETRIEVER_NAMES
+from qa.pipeline.config.presets import PipelineConfig, get_preset
+from qa.pipeline.search.chunking import ChunkerConfig
+from qa.pipeline.search.retrieval import RetrievalConfig
+from qa.pipeline.search.retrievers import RETRIEVER_NAMES
 
 
 def test_parameters_set_the_named_fields_and_are_recorded_with_the_base():

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from qa.pipeline import preset_guide
-from qa.pipeline.presets import PRESET_NAMES, PRESETS
+from qa.pipeline.config import preset_guide
+from qa.pipeline.config.presets import PRESET_NAMES, PRESETS
 
 
 def _uses_an_llm(name: str) -> bool:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from documents.parsing.assemble import document_from_text
-from qa.pipeline.runner import answer_question
+from qa.pipeline.flow.runner import answer_question
 from tests.qa.pipeline.in_memory import in_memory_pipeline
 
 DEMO = Path(__file__).resolve().parents[3] / "documents" / "demo_corpus"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from documents.parsing.assemble import document_from_text
-from qa.pipeline.runner import answer_question
+from qa.pipeline.flow.runner import answer_question
 from tests.qa.pipeline.in_memory import in_memory_pipeline
 
 COLONIAL_HISTORY = """Dominica: from colony to independent state

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from qa.pipeline.text import question_parts, states_time, time_slots
+from qa.pipeline.core.text import question_parts, states_time, time_slots
 
 
 def test_a_question_in_parts_is_split_where_each_part_asks_and_one_question_is_one_part():
@@ -52,7 +52,7 @@ def test_a_sentence_naming_a_day_month_or_year_answers_it_and_one_about_somethin
 
 
 def test_a_part_no_source_answers_is_taken_out_whole_with_its_and():
-    from qa.pipeline.turns import without_parts, without_words
+    from qa.pipeline.dialogue.turns import without_parts, without_words
 
     question = "How many staff did the authority employ and how many cruise ships called at the port?"
     assert without_parts(question, ["how many cruise ships called at the port"]) == (

@@ -1,4 +1,5 @@
-"""The question read once (qa.pipeline.question_reading): tables of questions and the reading each should get.
+"""The question read once (qa.pipeline.dialogue.question_reading): tables of questions and the reading each
+should get.
 
 The questions are of the kinds the tuning suite asks (the genre set's licences, FAQs and manuals,
 the Westmere-style probes, CLAPNQ-style facts, MTRAG-style follow-ups), written here; none is taken
@@ -13,17 +14,17 @@ import json
 import pytest
 
 from documents.parsing.types import ParsedDocument, ParsedSentence
-from qa.pipeline.conversation import rewrite
-from qa.pipeline.dates import question_period
-from qa.pipeline.embedding import HashingEmbedder
-from qa.pipeline.factory import ModelClients, build_pipeline
-from qa.pipeline.memory_index import InMemoryCorpusIndex
-from qa.pipeline.presets import get_preset
-from qa.pipeline.question_reading import QuestionReading, read_question, reading_of, with_reading
-from qa.pipeline.questions import analyse_question
-from qa.pipeline.run import PipelineRun, load_run
-from qa.pipeline.runner import retrieve_stage
-from qa.pipeline.text import main_clause, quantity_slots
+from qa.pipeline.config.presets import get_preset
+from qa.pipeline.core.text import main_clause, quantity_slots
+from qa.pipeline.dialogue.conversation import rewrite
+from qa.pipeline.dialogue.question_reading import QuestionReading, read_question, reading_of, with_reading
+from qa.pipeline.flow.factory import ModelClients, build_pipeline
+from qa.pipeline.flow.run import PipelineRun, load_run
+from qa.pipeline.flow.runner import retrieve_stage
+from qa.pipeline.reading.dates import question_period
+from qa.pipeline.reading.questions import analyse_question
+from qa.pipeline.search.embedding import HashingEmbedder
+from qa.pipeline.search.memory_index import InMemoryCorpusIndex
 
 ANSWER_TYPES = [
     ("When did the port of Westmere open?", "date"),

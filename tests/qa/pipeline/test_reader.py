@@ -1,4 +1,4 @@
-"""The passage reader as shipped (qa/pipeline/models/reader.safetensors over the installed MiniLM):
+"""The passage reader as shipped (qa/pipeline/reading/models/reader.safetensors over the installed MiniLM):
 a passage that states what is asked reads as answerable, the same passage for a question it does
 not answer reads as less so, and a missing weights file is an error naming its setting.
 
@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import pytest
 
-from qa.pipeline.answerability import SignalAnswerability, load_model
-from qa.pipeline.embedding import ModelNotAvailable
-from qa.pipeline.model_parts import build_models
-from qa.pipeline.reader import DEFAULT_THREADS, PassageReader
+from qa.pipeline.checks.answerability import SignalAnswerability, load_model
+from qa.pipeline.core.model_parts import build_models
+from qa.pipeline.reading.reader import DEFAULT_THREADS, PassageReader
+from qa.pipeline.search.embedding import ModelNotAvailable
 
 BRIDGE_TITLE = "The Old Harbour Bridge"
 BRIDGE = [

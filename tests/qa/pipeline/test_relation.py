@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from qa.pipeline.relation import RelationThresholds, relation_of, relation_scores, with_relations
-from qa.pipeline.reply import label_words, sentence_label, sentence_relation
-from qa.pipeline.types import Answer, AnswerSentence, SourceSentence
+from qa.pipeline.checks.relation import RelationThresholds, relation_of, relation_scores, with_relations
+from qa.pipeline.checks.reply import label_words, sentence_label, sentence_relation
+from qa.pipeline.core.types import Answer, AnswerSentence, SourceSentence
 from tests.qa.pipeline.answering_fakes import BagOfWordsEmbedder
 
 THRESHOLDS = RelationThresholds(answers=0.6, background=0.3)

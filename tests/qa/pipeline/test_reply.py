@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from qa.pipeline.parameters import InvalidParameters, apply_parameters
-from qa.pipeline.presets import PipelineConfig, get_preset
-from qa.pipeline.reply import ReplyThresholds, decide_reply
-from qa.pipeline.types import Answer, AnswerSentence, SourceSentence
+from qa.pipeline.checks.reply import ReplyThresholds, decide_reply
+from qa.pipeline.config.parameters import InvalidParameters, apply_parameters
+from qa.pipeline.config.presets import PipelineConfig, get_preset
+from qa.pipeline.core.types import Answer, AnswerSentence, SourceSentence
 
 SOURCE = SourceSentence(1, "doc", "Doc", 0, "1", "zlib is thread safe.")
 
@@ -74,8 +74,8 @@ def test_withholding_above_the_answer_threshold_is_refused_with_why():
 
 
 def test_a_run_stored_before_the_thresholds_loads_with_the_defaults():
-    from qa.pipeline.answering_config import AnswerConfig
-    from qa.pipeline.run import AnsweringStep, PipelineRun, load_run
+    from qa.pipeline.config.answering_config import AnswerConfig
+    from qa.pipeline.flow.run import AnsweringStep, PipelineRun, load_run
 
     stored = PipelineRun(
         question="Is zlib thread safe?",

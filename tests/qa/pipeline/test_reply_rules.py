@@ -7,13 +7,13 @@ from dataclasses import replace
 
 import pytest
 
-from qa.pipeline import reply_rules
-from qa.pipeline.answering_config import AnswerConfig
-from qa.pipeline.embedding import HashingEmbedder
-from qa.pipeline.factory import ModelClients, build_pipeline
-from qa.pipeline.presets import PipelineConfig, get_preset
-from qa.pipeline.runner import answer_question
-from qa.pipeline.types import SUPPORTED
+from qa.pipeline.checks import reply_rules
+from qa.pipeline.config.answering_config import AnswerConfig
+from qa.pipeline.config.presets import PipelineConfig, get_preset
+from qa.pipeline.core.types import SUPPORTED
+from qa.pipeline.flow.factory import ModelClients, build_pipeline
+from qa.pipeline.flow.runner import answer_question
+from qa.pipeline.search.embedding import HashingEmbedder
 from tests.qa.pipeline.test_run import index  # noqa: F401 - the module's corpus fixture
 
 

@@ -5,16 +5,16 @@ from __future__ import annotations
 import pytest
 
 from documents.parsing.types import ParsedDocument, ParsedSentence
-from qa.pipeline.embedding import HashingEmbedder, ModelNotAvailable
-from qa.pipeline.memory_index import InMemoryCorpusIndex
-from qa.pipeline.rerank import (
+from qa.pipeline.core.types import Passage, ScoredPassage
+from qa.pipeline.search.embedding import HashingEmbedder, ModelNotAvailable
+from qa.pipeline.search.memory_index import InMemoryCorpusIndex
+from qa.pipeline.search.rerank import (
     CrossEncoderReranker,
     EvidenceReranker,
     NoReranker,
     StoredSentenceVectors,
 )
-from qa.pipeline.retrieval import RetrievalConfig, retrieve
-from qa.pipeline.types import Passage, ScoredPassage
+from qa.pipeline.search.retrieval import RetrievalConfig, retrieve
 
 VOCABULARY = (
     "[PAD] [UNK] [CLS] [SEP] [MASK] oil gas oman sultan reforms mali elections coup "
@@ -171,7 +171,7 @@ def test_the_evidence_reranker_handles_no_candidates():
 
 
 def test_the_refusal_signal_is_the_best_sentence_cosine_among_the_hits():
-    from qa.pipeline.rerank import top_sentence_similarity
+    from qa.pipeline.search.rerank import top_sentence_similarity
 
     embedder = HashingEmbedder()
     index = InMemoryCorpusIndex(NEAR_DUPLICATES, embedder, chunk_size=3, chunk_overlap=1)
@@ -186,8 +186,8 @@ def test_the_refusal_signal_is_the_best_sentence_cosine_among_the_hits():
 
 
 def test_the_runner_refuses_on_the_best_sentence_cosine_and_falls_back_to_the_dense_score():
-    from qa.pipeline.rerank import top_sentence_similarity
-    from qa.pipeline.runner import retrieval_confidence
+    from qa.pipeline.flow.runner import retrieval_confidence
+    from qa.pipeline.search.rerank import top_sentence_similarity
 
     embedder = HashingEmbedder()
     index = InMemoryCorpusIndex(NEAR_DUPLICATES, embedder, chunk_size=3, chunk_overlap=1)

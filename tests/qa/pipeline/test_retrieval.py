@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 
 from documents.parsing.types import ParsedDocument, ParsedSentence
-from qa.pipeline.embedding import HashingEmbedder
-from qa.pipeline.fusion import fuse_minmax, fuse_rrf, minmax_normalise
-from qa.pipeline.memory_index import InMemoryCorpusIndex
-from qa.pipeline.retrieval import RetrievalConfig, RetrievalResult, retrieve
-from qa.pipeline.types import Passage, ScoredPassage
+from qa.pipeline.core.types import Passage, ScoredPassage
+from qa.pipeline.search.embedding import HashingEmbedder
+from qa.pipeline.search.fusion import fuse_minmax, fuse_rrf, minmax_normalise
+from qa.pipeline.search.memory_index import InMemoryCorpusIndex
+from qa.pipeline.search.retrieval import RetrievalConfig, RetrievalResult, retrieve
 
 
 def make_document(external_id: str, title: str, sentences: list[str]) -> ParsedDocument:
@@ -192,7 +192,7 @@ def test_invalid_configuration_is_refused(bad):
 
 
 def test_the_embedding_cache_only_embeds_texts_it_has_not_seen(tmp_path):
-    from qa.pipeline.embedding import CachingEmbedder
+    from qa.pipeline.search.embedding import CachingEmbedder
 
     inner = RecordingEmbedder()
     first = CachingEmbedder(inner, tmp_path, "hashing-256", save_every=2)
@@ -227,9 +227,9 @@ def test_document_vectors_pool_sentences_by_default_or_chunks_on_request(index):
 def test_top_k_is_how_much_the_answer_may_draw_on(index):
     from dataclasses import replace
 
-    from qa.pipeline.factory import ModelClients, build_pipeline
-    from qa.pipeline.presets import get_preset
-    from qa.pipeline.runner import answer_question
+    from qa.pipeline.config.presets import get_preset
+    from qa.pipeline.flow.factory import ModelClients, build_pipeline
+    from qa.pipeline.flow.runner import answer_question
 
     preset = get_preset("default")
     question = "Which sultan ruled Oman, and when did military officers seize power in Mali?"
@@ -253,7 +253,7 @@ def test_top_k_is_how_much_the_answer_may_draw_on(index):
 
 
 def test_a_configuration_stored_before_top_k_was_the_knob_reads_as_many_passages_as_then():
-    from qa.pipeline.presets import PipelineConfig, get_preset
+    from qa.pipeline.config.presets import PipelineConfig, get_preset
 
     stored = get_preset("verify").to_dict()
     stored["retrieval"] = {**stored["retrieval"], "top_k": 8}

@@ -7,11 +7,11 @@ import math
 import numpy as np
 import pytest
 
-from qa.pipeline.embedding import HashingEmbedder
-from qa.pipeline.memory_index import InMemoryCorpusIndex
-from qa.pipeline.presets import PipelineConfig, get_preset
-from qa.pipeline.retrieval import RetrievalConfig, retrieve
-from qa.pipeline.retrievers import (
+from qa.pipeline.config.presets import PipelineConfig, get_preset
+from qa.pipeline.search.embedding import HashingEmbedder
+from qa.pipeline.search.memory_index import InMemoryCorpusIndex
+from qa.pipeline.search.retrieval import RetrievalConfig, retrieve
+from qa.pipeline.search.retrievers import (
     CorpusTooLarge,
     EncodedRetriever,
     FusedRetriever,
@@ -22,7 +22,7 @@ from qa.pipeline.retrievers import (
     build_retriever,
     maxsim_scores,
 )
-from qa.pipeline.static_embedding import StaticEmbedder
+from qa.pipeline.search.static_embedding import StaticEmbedder
 from tests.qa.pipeline.test_retrieval import CORPUS
 
 

@@ -8,12 +8,10 @@ from pathlib import Path
 import pytest
 
 from documents.parsing.types import ParsedDocument, ParsedSentence
-from qa.pipeline.embedding import HashingEmbedder
-from qa.pipeline.factory import ModelClients, build_pipeline
-from qa.pipeline.memory_index import InMemoryCorpusIndex
-from qa.pipeline.presets import get_preset
-from qa.pipeline.run import RUN_FORMAT_VERSION, PipelineRun, load_run
-from qa.pipeline.runner import (
+from qa.pipeline.config.presets import get_preset
+from qa.pipeline.flow.factory import ModelClients, build_pipeline
+from qa.pipeline.flow.run import RUN_FORMAT_VERSION, PipelineRun, load_run
+from qa.pipeline.flow.runner import (
     RETRIEVAL,
     Held,
     PipelineError,
@@ -24,6 +22,8 @@ from qa.pipeline.runner import (
     run_stages,
     run_step,
 )
+from qa.pipeline.search.embedding import HashingEmbedder
+from qa.pipeline.search.memory_index import InMemoryCorpusIndex
 
 # Traces written by the code before PipelineRun (format version 1), kept as stored.
 V1_TRACES = json.loads((Path(__file__).parents[1] / "data" / "traces_v1.json").read_text())

@@ -8,12 +8,12 @@ from dataclasses import replace
 
 import pytest
 
-from qa.pipeline.embedding import HashingEmbedder
-from qa.pipeline.factory import ModelClients, build_pipeline
-from qa.pipeline.presets import get_preset
-from qa.pipeline.run import PipelineRun
-from qa.pipeline.runner import answer_question, ranking_from_run, retrieve_stage
-from qa.pipeline.stages import PipelineError, next_stage, run_stage
+from qa.pipeline.config.presets import get_preset
+from qa.pipeline.flow.factory import ModelClients, build_pipeline
+from qa.pipeline.flow.run import PipelineRun
+from qa.pipeline.flow.runner import answer_question, ranking_from_run, retrieve_stage
+from qa.pipeline.flow.stages import PipelineError, next_stage, run_stage
+from qa.pipeline.search.embedding import HashingEmbedder
 from tests.qa.pipeline.answering_fakes import ScriptedLLM
 from tests.qa.pipeline.test_run import REFORMS, index  # noqa: F401 - the module's corpus fixture
 

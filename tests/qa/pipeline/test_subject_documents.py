@@ -1,6 +1,6 @@
 """An answer about one place or thing is built from that place's or thing's documents only, and
 only documents about the same subject can disagree (``AnswerConfig.subject_documents``,
-``qa.pipeline.subjects``).
+``qa.pipeline.reading.subjects``).
 
 The rows are regression probes from the issue, not tuning data: on analyst-bench's full corpus
 "What is the highest point in Oman?" was answered with Mount Everest from another country's
@@ -17,11 +17,11 @@ from dataclasses import replace
 
 import pytest
 
-from qa.pipeline.answering import answer_from_ranking, build_answer_parts, build_generator
-from qa.pipeline.embedding import SentenceTransformerEmbedder
-from qa.pipeline.generation import LLMGenerator
-from qa.pipeline.presets import get_preset
-from qa.pipeline.subjects import documents_on_subject, question_names
+from qa.pipeline.config.presets import get_preset
+from qa.pipeline.drafting.generation import LLMGenerator
+from qa.pipeline.flow.answering import answer_from_ranking, build_answer_parts, build_generator
+from qa.pipeline.reading.subjects import documents_on_subject, question_names
+from qa.pipeline.search.embedding import SentenceTransformerEmbedder
 from tests.qa.pipeline.answering_fakes import ScriptedLLM, make_passage, ranked
 
 OMAN = make_passage(

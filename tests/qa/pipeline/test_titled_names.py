@@ -8,10 +8,10 @@ from __future__ import annotations
 import pytest
 
 from documents.parsing.assemble import document_from_text
-from qa.pipeline.runner import answer_question
-from qa.pipeline.turn_kind import names_missing
-from qa.pipeline.turns import missing_parts
-from qa.pipeline.types import ScoredPassage
+from qa.pipeline.core.types import ScoredPassage
+from qa.pipeline.dialogue.turn_kind import names_missing
+from qa.pipeline.dialogue.turns import missing_parts
+from qa.pipeline.flow.runner import answer_question
 from tests.qa.pipeline.answering_fakes import make_passage
 from tests.qa.pipeline.in_memory import in_memory_pipeline
 

@@ -8,15 +8,11 @@ import json
 import numpy as np
 import pytest
 
-from qa.pipeline import conversation
-from qa.pipeline.answerability import ANSWER_KINDS
-from qa.pipeline.embedding import HashingEmbedder
-from qa.pipeline.factory import ModelClients, build_pipeline
-from qa.pipeline.memory_index import InMemoryCorpusIndex
-from qa.pipeline.presets import get_preset
-from qa.pipeline.run import PipelineRun
-from qa.pipeline.runner import answer_question
-from qa.pipeline.turn_kind import (
+from qa.pipeline.checks.answerability import ANSWER_KINDS
+from qa.pipeline.config.presets import get_preset
+from qa.pipeline.core.types import ScoredPassage
+from qa.pipeline.dialogue import conversation
+from qa.pipeline.dialogue.turn_kind import (
     SIGNAL_NAMES,
     SoftmaxModel,
     TurnKindModel,
@@ -26,8 +22,12 @@ from qa.pipeline.turn_kind import (
     named_of_kind,
     turn_signals,
 )
-from qa.pipeline.turns import clarifying_question, leaves_open
-from qa.pipeline.types import ScoredPassage
+from qa.pipeline.dialogue.turns import clarifying_question, leaves_open
+from qa.pipeline.flow.factory import ModelClients, build_pipeline
+from qa.pipeline.flow.run import PipelineRun
+from qa.pipeline.flow.runner import answer_question
+from qa.pipeline.search.embedding import HashingEmbedder
+from qa.pipeline.search.memory_index import InMemoryCorpusIndex
 from tests.qa.pipeline.answering_fakes import ScriptedLLM, make_passage
 from tests.qa.pipeline.test_run import document
 

@@ -6,14 +6,14 @@ import dataclasses
 
 import pytest
 
-from qa.pipeline import conversation
-from qa.pipeline.embedding import HashingEmbedder
-from qa.pipeline.factory import ModelClients, build_pipeline
-from qa.pipeline.memory_index import InMemoryCorpusIndex
-from qa.pipeline.presets import get_preset
-from qa.pipeline.run import PipelineRun
-from qa.pipeline.runner import answer_question
-from qa.pipeline.turns import missing_parts
+from qa.pipeline.config.presets import get_preset
+from qa.pipeline.dialogue import conversation
+from qa.pipeline.dialogue.turns import missing_parts
+from qa.pipeline.flow.factory import ModelClients, build_pipeline
+from qa.pipeline.flow.run import PipelineRun
+from qa.pipeline.flow.runner import answer_question
+from qa.pipeline.search.embedding import HashingEmbedder
+from qa.pipeline.search.memory_index import InMemoryCorpusIndex
 from tests.qa.pipeline.test_run import document
 
 DOCS = [
@@ -105,7 +105,7 @@ def test_missing_parts_ignore_the_questions_framing_words():
 def test_asking_for_the_exact_number_is_not_a_gap_when_the_passage_states_it():
     # analyst-bench train q017 was answered with the count and then told the analyst that the
     # sources "do not cover 'exact', 'number'": words that only ask for precision.
-    from qa.pipeline.types import ScoredPassage
+    from qa.pipeline.core.types import ScoredPassage
     from tests.qa.pipeline.answering_fakes import make_passage
 
     stated = [ScoredPassage(make_passage("d1", ["At least 287 children were killed in the strikes."]), 1.0)]
@@ -123,8 +123,8 @@ def test_a_name_the_passages_never_mention_is_refused_not_answered(pipeline):
 
 
 def test_feedback_terms_are_words_the_best_passages_share_and_the_rest_lack():
-    from qa.pipeline.expansion import feedback_terms
-    from qa.pipeline.types import ScoredPassage
+    from qa.pipeline.core.types import ScoredPassage
+    from qa.pipeline.search.expansion import feedback_terms
     from tests.qa.pipeline.answering_fakes import make_passage
 
     texts = [
@@ -141,7 +141,7 @@ def test_feedback_terms_are_words_the_best_passages_share_and_the_rest_lack():
 
 
 def test_a_people_named_after_a_place_the_passages_name_is_not_missing():
-    from qa.pipeline.types import ScoredPassage
+    from qa.pipeline.core.types import ScoredPassage
     from tests.qa.pipeline.answering_fakes import make_passage
 
     over_japan = [ScoredPassage(make_passage("d2", ["Japan is an island country in East Asia."]), 1.0)]
@@ -203,7 +203,7 @@ def test_is_there_asks_whether_something_exists_and_points_nowhere():
 def test_what_the_asker_does_is_never_a_missing_part():
     # MTRAG-UN train: "I meant for Mars?", "how to create a Virtual Machine" were answered as partial,
     # "the sources do not cover 'meant'"; a source states things, not the asker's verbs.
-    from qa.pipeline.types import ScoredPassage
+    from qa.pipeline.core.types import ScoredPassage
     from tests.qa.pipeline.answering_fakes import make_passage
 
     vm = [ScoredPassage(make_passage("vm", ["Open the console to set up a new virtual machine."]), 1.0)]
@@ -213,7 +213,7 @@ def test_what_the_asker_does_is_never_a_missing_part():
 
 def test_a_word_the_passages_hold_with_another_ending_is_not_missing():
     # "handle" / "handled" and "decline" / "declines": the bare word keeps its final e, the stem loses it.
-    from qa.pipeline.types import ScoredPassage
+    from qa.pipeline.core.types import ScoredPassage
     from tests.qa.pipeline.answering_fakes import make_passage
 
     port = [
@@ -227,7 +227,7 @@ def test_a_word_the_passages_hold_with_another_ending_is_not_missing():
 
 
 def test_a_how_deep_question_is_covered_by_a_passage_giving_the_depth():
-    from qa.pipeline.types import ScoredPassage
+    from qa.pipeline.core.types import ScoredPassage
     from tests.qa.pipeline.answering_fakes import make_passage
 
     text = "The main channel was dredged to a depth of 16 meters."
@@ -240,7 +240,7 @@ def test_a_how_deep_question_is_covered_by_a_passage_giving_the_depth():
 def test_people_counted_by_what_they_are_are_not_missing():
     # The demo corpus: "... how many people were evacuated?" was answered in part, "the sources do
     # not cover 'people'", over "Emergency services evacuated about 2,400 residents".
-    from qa.pipeline.types import ScoredPassage
+    from qa.pipeline.core.types import ScoredPassage
     from tests.qa.pipeline.answering_fakes import make_passage
 
     text = "Emergency services evacuated about 2,400 residents from low-lying villages."

@@ -4,11 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from qa.pipeline.generation import DraftSentence
-from qa.pipeline.prompts import DATA_CLOSE, DATA_OPEN
-from qa.pipeline.text import has_quantity, name_present, number_mentions, numbers
-from qa.pipeline.types import PARTIAL, SUPPORTED, UNSUPPORTED
-from qa.pipeline.verification import (
+from qa.pipeline.checks.verification import (
     LexicalVerifier,
     LLMVerifier,
     extract_facts,
@@ -16,6 +12,10 @@ from qa.pipeline.verification import (
     find_conflicts,
     parse_labels,
 )
+from qa.pipeline.core.text import has_quantity, name_present, number_mentions, numbers
+from qa.pipeline.core.types import PARTIAL, SUPPORTED, UNSUPPORTED
+from qa.pipeline.drafting.generation import DraftSentence
+from qa.pipeline.drafting.prompts import DATA_CLOSE, DATA_OPEN
 from tests.qa.pipeline.answering_fakes import BagOfWordsEmbedder, ScriptedLLM, make_passage
 
 OMAN = make_passage(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from qa.pipeline.embedding import bundled_minilm_path
+from qa.pipeline.search.embedding import bundled_minilm_path
 
 
 def _config(**overrides):

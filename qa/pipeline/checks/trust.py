@@ -1,0 +1,171 @@
+"""The RAG intrinsics around generation: answerability and context relevance before it,
+the answer check and confidence after it.
+
+``before_generation`` decides whether to generate at all and which passages
+generation may read; ``after_generation`` refuses an answer that does not
+address the question and attaches the answer's calibrated confidence. The
+runner calls both; bench/answerability.py calls the same functions, so what
+it measures is what runs. The models come in as ``models`` (the ``Pipeline``'s, built by the
+factory; None: ``default_models()``, the shipped files).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, replace
+from typing import TYPE_CHECKING, Literal
+
+from qa.pipeline.checks.answerability import (
+    UNDERSPECIFIED,
+    AnswerabilityVerdict,
+    LLMAnswerability,
+    SignalAnswerability,
+)
+from qa.pipeline.checks.confidence import AnswerCheck, Confidence, TrustModels
+from qa.pipeline.checks.relevance import ContextJudgement, answer_relevance, judge_context, relevant_passages
+from qa.pipeline.core.model_parts import PipelineModels, default_models
+from qa.pipeline.core.protocols import LLM, Embedder
+from qa.pipeline.core.types import (
+    PARTIAL,
+    SUPPORTED,
+    Answer,
+    ScoredPassage,
+)
+from qa.pipeline.reading.questions import analyse_question
+
+if TYPE_CHECKING:
+    from qa.pipeline.dialogue.question_reading import QuestionReading
+
+AnswerabilityJudge = Literal["signals", "llm"]
+
+
+@dataclass(frozen=True)
+class TrustConfig:
+    """Which intrinsics run. ``answerability_threshold`` overrides the stored model's threshold."""
+
+    answerability: AnswerabilityJudge = "signals"
+    filter_context: bool = True
+    check_answer: bool = True
+    answerability_threshold: float | None = None
+
+
+@dataclass(frozen=True)
+class BeforeGeneration:
+    verdict: AnswerabilityVerdict
+    context: tuple[ContextJudgement, ...]
+    passages: tuple[ScoredPassage, ...]  # what generation may read: the passages not judged irrelevant
+
+    def to_trace(self) -> dict:
+        return {
+            "answerability": self.verdict.to_trace(),
+            "context_relevance": [j.to_trace() for j in self.context],
+        }
+
+
+@dataclass(frozen=True)
+class AfterGeneration:
+    answer: Answer
+    check: AnswerCheck | None
+    confidence: Confidence
+
+    def to_trace(self) -> dict:
+        return {
+            "answer_check": self.check.to_trace() if self.check else None,
+            "confidence": self.confidence.to_trace(),
+        }
+
+
+def answerability_judge(
+    config: TrustConfig, llm: LLM | None, models: PipelineModels | None = None
+) -> SignalAnswerability | LLMAnswerability:
+    signals = SignalAnswerability(threshold=config.answerability_threshold, models=models)
+    if config.answerability == "llm" and llm is not None:
+        return LLMAnswerability(llm, fallback=signals)
+    return signals
+
+
+def before_generation(
+    question: str,
+    ranked: Sequence[ScoredPassage],
+    answer_passages: int,
+    *,
+    config: TrustConfig,
+    llm: LLM | None = None,
+    models: PipelineModels | None = None,
+    reading: QuestionReading | None = None,
+) -> BeforeGeneration:
+    """``reading``: the question as read once (``PipelineRun.reading``), read again where it read
+    another text."""
+    verdict = answerability_judge(config, llm, models).judge(question, ranked, reading=reading)
+    head = tuple(ranked[:answer_passages])
+    context = judge_context(question, head)
+    passages = relevant_passages(head, context) if config.filter_context else head
+    return BeforeGeneration(verdict, context, passages)
+
+
+def refusal_confidence(verdict: AnswerabilityVerdict, models: PipelineModels | None = None) -> Confidence:
+    """That refusing before generation is right; not applicable for a question too vague to judge."""
+    if verdict.kind == UNDERSPECIFIED:
+        return TrustModels.not_applicable("the question was not judged against the corpus")
+    return (models or default_models()).trust.of_refusal(verdict.probability, by_rule=verdict.by_rule)
+
+
+def refusal_for(
+    verdict: AnswerabilityVerdict, documents: Sequence[str], models: PipelineModels | None = None
+) -> Answer:
+    confidence = refusal_confidence(verdict, models)
+    note = f"Refused ({verdict.kind}): {verdict.reason}."
+    if confidence.probability is None:
+        note += " Confidence: not applicable (the question was not judged against the corpus)."
+    return Answer.refusal(note, documents, confidence=confidence.probability)
+
+
+def after_generation(
+    question: str,
+    answer: Answer,
+    verdict: AnswerabilityVerdict,
+    *,
+    config: TrustConfig,
+    embedder: Embedder,
+    models: PipelineModels | None = None,
+    reading: QuestionReading | None = None,
+) -> AfterGeneration:
+    """Refuse an answer that does not address the question (or, where ``config.check_answer`` is off,
+    mark it doubted); give every answer its confidence. ``reading``: the question as read once, used
+    when it read this very ``question`` (an answer to one part is checked against that part)."""
+    models = models or default_models()
+    if answer.refused:
+        confidence = refusal_confidence(verdict, models)
+        return AfterGeneration(replace(answer, confidence=confidence.probability), None, confidence)
+    if reading is not None and reading.question == question:
+        analysis = reading.analysis()
+    else:
+        analysis = analyse_question(question)
+    relevance = answer_relevance(question, answer.sentences, embedder, analysis=analysis, models=models)
+    check = models.trust.check_answer(verdict.probability, relevance, overview=analysis.overview)
+    if config.check_answer and not check.addresses_question:
+        confidence = models.trust.of_refusal(check.probability)
+        refused = Answer.refusal(
+            f"Refused: {check.reason}.", answer.retrieved_documents, confidence=confidence.probability
+        )
+        return AfterGeneration(refused, check, confidence)
+    signals = asdict(verdict.signals) if verdict.signals is not None else None
+    confidence = models.trust.of_answer(check, [s.support for s in answer.sentences], signals)
+    if not check.addresses_question:
+        answer = doubted(answer, check.reason)
+    return AfterGeneration(replace(answer, confidence=confidence.probability), check, confidence)
+
+
+def doubted(answer: Answer, reason: str) -> Answer:
+    """An answer kept although the answer check says it does not address the question (the check
+    was told not to refuse): no sentence of it reads "supported", and its note says why.
+
+    "Supported" tells an analyst that the evidence backs the sentence and that the
+    sentence answers what was asked; here the second half is in doubt.
+    """
+    sentences = tuple(
+        replace(sentence, support=PARTIAL) if sentence.support == SUPPORTED else sentence
+        for sentence in answer.sentences
+    )
+    note = f"The answer check doubts that this answers the question ({reason}): no sentence reads supported."
+    return replace(answer, sentences=sentences, note=f"{answer.note} {note}".strip())
