@@ -1,12 +1,13 @@
 """The reply decision's rules: one ordered table of named rules, and the one function that walks it.
 
-Whether a question is answered, answered in part, asked back or refused is decided here and only
-here. The stages compute evidence (the question's reading, answerability, what the passages lack,
-the answer check) and hand it over as ``Evidence``; ``decide`` walks the rules of one phase in order
-and returns the first rule's decision, or None (answer). It runs twice: ``before`` an answer is
-composed, and ``after`` the answer check. Composing an answer never refuses by itself, and the
-answer check labels the answer: only a rule of this table turns either into a refusal or a question
-back.
+Whether a question is answered, answered in part, asked back or refused is decided here. The
+stages compute evidence (the question's reading, answerability, what the passages lack, the answer
+check) and hand it over as ``Evidence``; ``decide`` walks the rules of one phase in order and
+returns the first rule's decision, or None (answer). It runs twice: ``before`` an answer is
+composed, and ``after`` the answer check. The answer check labels the answer: only a rule of this
+table turns a failed check into a refusal. Not in the table yet (docs/reply.md, "Not done"): the
+refusals made while composing (``answering.conclude``, generation's own), ``answerability.hard_rule``
+and the learned turn kind's decisions on follow-ups (switched off whole by ``turn_kind_model``).
 
 Each rule can be switched off by name in a preset (``answer.rules_off``), for ablation
 (``python -m bench reply_rules`` measures each rule's effect; docs/reply.md shows the figures).
