@@ -165,6 +165,15 @@ def _warms_up(queues: set[str]) -> bool:
 
 
 @signals.worker_process_init.connect
+def own_progress_bar_lock(**kwargs):
+    """Right after the fork, before any task: a pool process killed while showing a progress bar
+    must not leave its siblings waiting on the lock it held (groundedqa_site/fork_safety.py)."""
+    from groundedqa_site import fork_safety
+
+    fork_safety.own_progress_bar_lock()
+
+
+@signals.worker_process_init.connect
 def warm_up_pool_process(**kwargs):
     """Each pool process asks the warm-up question (qa/warmup.py) once forked, so the first question
     it takes is as fast as the later ones; the parent's preload shared the encoder, but the other

@@ -376,6 +376,18 @@ WEB_WARM_UP = env_bool("WEB_WARM_UP", True)
 # `make run` prints "Ready" once one has.
 WORKER_WARM_UP = env_bool("WORKER_WARM_UP", True)
 JOB_MAX_ATTEMPTS = env_int("JOB_MAX_ATTEMPTS", 3, minimum=1)
+# A question's task that runs longer than this is ended by its worker (Celery's hard time limit
+# kills the pool process): a task stuck for good (a lock a killed sibling held, a hung call) keeps
+# its lease alive through its heartbeat thread, so without a limit nothing would ever reclaim it.
+# Killed, its lease expires and the stage is reclaimed like any dead worker's, and after
+# JOB_MAX_ATTEMPTS it ends failed with a reason. One task may run every stage a worker serves
+# (retrieval to verification): 15 minutes leaves a local LLM on a busy 2-core machine room to
+# answer (docs/readers.md: 107 s for the `verify` preset at load 10).
+QUESTION_TASK_TIME_LIMIT_SECONDS = env_int("QUESTION_TASK_TIME_LIMIT_SECONDS", 900, minimum=1)
+CELERY_TASK_ANNOTATIONS = {
+    f"qa.tasks.{name}": {"time_limit": QUESTION_TASK_TIME_LIMIT_SECONDS}
+    for name in ("retrieve_question", "generate_answer", "cite_answer", "verify_answer", "combine_answers")
+}
 # Transient failures (LLM timeout or 5xx, database connection lost) wait this long
 # times 2^(attempt-1), with jitter, before the next attempt.
 JOB_RETRY_BACKOFF_SECONDS = env_int("JOB_RETRY_BACKOFF_SECONDS", 5, minimum=1)

@@ -156,7 +156,8 @@ def questions_reap(*, now=None) -> int:
                 stage="",
                 finished_at=now,
                 error=f"The worker running this question's {stage or 'first'} stage stopped {attempts} "
-                "times (killed, out of memory or restarted), so it was given up. Ask again; "
+                "times (killed, out of memory, past its time limit or restarted), so it was given up. "
+                "Ask again; "
                 "if it happens again, the worker log says what stopped it.",
                 **RELEASED,
             )

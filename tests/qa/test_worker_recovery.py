@@ -20,7 +20,7 @@ from bench.cluster import Cluster, WorkerSpec
 from bench.faults import fault_round
 from groundedqa_site import recovery
 from qa import services
-from qa.models import Question
+from qa.models import Answer, Question
 from tests.conftest import SHORT_LEASE, SHORT_RECLAIM, wait_for
 from tests.qa.pipeline.test_llm_clients import FakeChatServer
 from tests.qa.test_api import client_for
@@ -106,3 +106,50 @@ def test_a_question_that_kills_its_worker_every_time_ends_failed_with_a_reason_i
     assert body["answer"] is None
     # The lease runs out, then the next reclaim pass fails it; the slack is for a loaded machine.
     assert waited <= SHORT_LEASE + 2 * SHORT_RECLAIM + 10, f"the client waited {waited:.1f} s"
+
+
+def test_a_question_whose_stage_hangs_ends_failed_past_the_task_time_limit(
+    analyst, westmere, short_lease_cluster, tmp_path, settings
+):
+    """A stage stuck for good (here an LLM that never answers, with a client that would wait ten
+    minutes) keeps renewing its lease from its heartbeat thread, so no reclaim can see it: the
+    task's time limit ends the pool process, and after JOB_MAX_ATTEMPTS tries the question is
+    `failed` with a reason instead of `running` for ever. Nothing is killed by the test."""
+    release = threading.Event()
+
+    def hang(body):
+        release.wait(300)
+        return 200, {"choices": [{"message": {"content": "Arlen [S1]."}}]}
+
+    time_limit = 5
+    with FakeChatServer(hang) as llm:
+        llm_settings = {
+            "QA_LLM_PROVIDER": "openai",
+            "QA_LLM_BASE_URL": f"{llm.url}/v1",
+            "QA_LLM_MODEL": "fake",
+            "QA_LLM_TIMEOUT_SECONDS": "600",
+        }
+        for name, value in llm_settings.items():
+            setattr(settings, name, value)
+        env = {**short_lease_cluster, **llm_settings, "QUESTION_TASK_TIME_LIMIT_SECONDS": str(time_limit)}
+        try:
+            with Cluster(tmp_path, env, [WorkerSpec("qa", QA_QUEUES, 1)], beat=False):
+                question = services.question_ask(
+                    user=analyst, corpus=westmere, text="What is the capital of Westmere?", preset="rag"
+                )
+                started = time.monotonic()
+                wait_for(
+                    lambda: Question.objects.get(pk=question.pk).status == "failed",
+                    timeout=settings.JOB_MAX_ATTEMPTS * (time_limit + SHORT_LEASE + SHORT_RECLAIM) + 90,
+                    message="the hung question to end failed",
+                )
+                waited = time.monotonic() - started
+        finally:
+            release.set()
+
+    question.refresh_from_db()
+    assert len(llm.requests) == settings.JOB_MAX_ATTEMPTS  # each try reached the LLM and hung there
+    assert "generation stage stopped 3 times" in question.error and "time limit" in question.error
+    assert not Answer.objects.filter(question=question).exists()
+    # Each try ends at the limit, then its lease and a reclaim pass; the slack is for a loaded machine.
+    assert waited <= settings.JOB_MAX_ATTEMPTS * (time_limit + SHORT_LEASE + 2 * SHORT_RECLAIM) + 60, waited
