@@ -242,6 +242,9 @@ class EvaluationRun(LeasedJob):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
+    # The question the case in progress asked, recorded before its stages run: a run resumed after
+    # its worker died mid-case adopts it instead of asking the case a second time.
+    asking = models.ForeignKey(Question, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
 
     class Meta:
         ordering = ["-created_at"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from django.db import transaction
 from django.utils import timezone
@@ -154,8 +154,12 @@ def answer_now_with_run(
     history: Sequence[tuple[str, str]] | None = None,
     config: presets.PipelineConfig | None = None,
     scope: DocumentScope | None = None,
+    on_created: Callable[[Question], None] | None = None,
 ) -> tuple[Question, PipelineRun | None]:
     """``answer_now``, also returning the run (evaluation scores it; a failed run has no answer).
+
+    ``on_created`` is called with the question's row before any stage runs (an evaluation run
+    records which question its case is asking, so a run resumed after its worker died adopts it).
 
     ``history``: earlier (question, answer) turns that were never asked here (a
     benchmark's conversation); by default, the conversation's own questions.
@@ -177,6 +181,8 @@ def answer_now_with_run(
         is_evaluation=is_evaluation,
         scope=scope,
     )
+    if on_created is not None:
+        on_created(question)
     question_run_here(question.pk, history=history)
     question.refresh_from_db()
     return question, load_run(question.trace, question=question.text)

@@ -32,7 +32,7 @@ from django.utils import timezone
 from groundedqa_site import jobs
 from qa import presets
 from qa.models import Answer, Question
-from qa.pipeline.flow.run import PipelineRun
+from qa.pipeline.flow.run import PipelineRun, load_run
 from qa.services import answer_now_with_run
 from review import selectors
 from review.errors import EvaluationInvalid
@@ -54,9 +54,23 @@ AnswerFn = Callable[..., tuple[Question, PipelineRun | None]]
 
 
 def default_answer_fn(
-    *, corpus, text: str, preset: str, user, history=None, config: dict | None = None
+    *,
+    corpus,
+    text: str,
+    preset: str,
+    user,
+    history=None,
+    config: dict | None = None,
+    run_id: int | None = None,
 ) -> tuple[Question, PipelineRun | None]:
-    """Answer in process; ``config`` (the run's stored configuration) instead of resolving the name again."""
+    """Answer in process; ``config`` (the run's stored configuration) instead of resolving the name again.
+
+    ``run_id``: the run asking, which records the question as its case in progress before the
+    stages run (``EvaluationRun.asking``), so a resumed run adopts it (``_earlier_question``)."""
+
+    def record(question: Question) -> None:
+        EvaluationRun.objects.filter(pk=run_id).update(asking=question)
+
     return answer_now_with_run(
         corpus=corpus,
         text=text,
@@ -65,6 +79,7 @@ def default_answer_fn(
         is_evaluation=True,
         history=history,
         config=presets.config_from_dict(config) if config else None,
+        on_created=record if run_id is not None else None,
     )
 
 
@@ -208,9 +223,9 @@ def evaluation_run_execute(
     if owner is None:
         logger.info("evaluation run %s: not claimable (done, running elsewhere or gone)", run_id)
         return None
-    run = EvaluationRun.objects.select_related("benchmark", "created_by").get(pk=run_id)
+    run = EvaluationRun.objects.select_related("benchmark", "created_by", "asking").get(pk=run_id)
     if answer_fn is None:
-        answer_fn = functools.partial(default_answer_fn, config=run.preset_config)
+        answer_fn = functools.partial(default_answer_fn, config=run.preset_config, run_id=run.pk)
     with jobs.heartbeat(EvaluationRun, run_id, owner):
         return _execute(run, answer_fn, judge, on_progress)
 
@@ -251,18 +266,43 @@ def _execute(run: EvaluationRun, answer_fn: AnswerFn, judge, on_progress) -> Eva
         return run
 
 
+def _earlier_question(run: EvaluationRun, case: GoldCase) -> Question | None:
+    """The question this run asked for ``case`` before its worker died mid-case, if it finished.
+
+    One the dead worker left unfinished is deleted, since the case is asked again: it holds no
+    answer, and a run must leave one question per case. One a QA worker is answering now (the
+    reaper re-queued it) is left to finish, and the case is asked again all the same: that worker
+    would answer a multi-turn case without the conversation the run passes in."""
+    earlier = run.asking
+    if earlier is None or earlier.corpus_id != case.corpus_id or earlier.text != case.question.strip():
+        return None
+    if EvaluationCaseResult.objects.filter(run=run, question=earlier).exists():
+        return None  # another case with the same text, already scored
+    if earlier.status == Question.Status.DONE:
+        return earlier
+    Question.objects.filter(pk=earlier.pk).exclude(
+        status=Question.Status.RUNNING, lease_expires_at__gt=timezone.now()
+    ).delete()
+    return None
+
+
 def _answer_case(run: EvaluationRun, case: GoldCase, answer_fn: AnswerFn, judge) -> EvaluationCaseResult:
     question, pipeline_run, answer, error = None, None, None, ""
     try:
-        # A multi-turn case (MTRAG-UN) is asked as the follow-up it is, after its earlier turns.
-        history = conversation_history(case)
-        question, pipeline_run = answer_fn(
-            corpus=case.corpus,
-            text=case.question,
-            preset=run.preset,
-            user=run.created_by,
-            **({"history": history} if history else {}),
-        )
+        question = _earlier_question(run, case)
+        if question is not None:
+            logger.info("evaluation run %s: case %s adopts question %s", run.pk, case, question.pk)
+            pipeline_run = load_run(question.trace, question=question.text)
+        else:
+            # A multi-turn case (MTRAG-UN) is asked as the follow-up it is, after its earlier turns.
+            history = conversation_history(case)
+            question, pipeline_run = answer_fn(
+                corpus=case.corpus,
+                text=case.question,
+                preset=run.preset,
+                user=run.created_by,
+                **({"history": history} if history else {}),
+            )
     except Exception as exc:  # noqa: BLE001 - one unanswered case scores as a failure; the run goes on
         logger.exception("evaluation run %s: case %s could not be answered", run.pk, case)
         error = f"{type(exc).__name__}: {exc}"

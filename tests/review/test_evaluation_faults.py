@@ -4,7 +4,8 @@ A real `celery worker` on the ``evaluation`` queue (one process) with short leas
 or maintenance worker: the worker's own reclaim timer, once it is started again, puts the run
 back. The kill lands after a random count of cases answered (bench/fault_jobs.py freezes the
 worker before checking that the run still holds its lease, so it cannot miss by a moment); a
-try the run outran is started again. The run resumes where it stopped: one result per case.
+try the run outran is started again. The run resumes where it stopped: one result and one
+question per case.
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ def test_an_evaluation_run_whose_worker_is_killed_ends_done_with_one_result_per_
     # Every case scored once: none lost with the killed process, none stored twice after the resume.
     assert (result.duplicated_rows, result.missing_rows) == (0, 0)
     assert result.rows == result.expected_rows == 6
+    # The case the kill interrupted adopted the question it had asked, or replaced it: one each.
+    assert result.re_asked == 0
     run = EvaluationRun.objects.get(pk=result.kill.pk)
     assert (run.progress_done, run.progress_total) == (6, 6)
     assert result.kill.picked_up_after is not None and result.kill.ended_after is not None
