@@ -419,6 +419,12 @@ def parameter_field(parameter) -> forms.Field:
         return forms.IntegerField(
             min_value=int(parameter.minimum), max_value=int(parameter.maximum), **common
         )
+    if parameter.kind in (tuple, list):
+        # A pair (hybrid_of: pick two, in the order listed) or a set (rules_off); the parameter's
+        # own check (qa.pipeline.config.parameters) says what is wrong with a choice.
+        return forms.MultipleChoiceField(
+            choices=[(c, c) for c in parameter.choices], widget=forms.CheckboxSelectMultiple, **common
+        )
     return forms.FloatField(
         min_value=parameter.minimum,
         max_value=parameter.maximum,
@@ -448,7 +454,7 @@ class TeamPresetForm(UIForm):
     def clean(self):
         cleaned = super().clean()
         cleaned["parameters"] = {
-            p.name: cleaned[p.name] for p in PARAMETERS if cleaned.get(p.name) not in (None, "")
+            p.name: cleaned[p.name] for p in PARAMETERS if cleaned.get(p.name) not in (None, "", [])
         }
         return cleaned
 

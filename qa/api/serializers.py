@@ -27,6 +27,8 @@ def _parameter_field(parameter: Parameter) -> serializers.Field:
     if parameter.kind is tuple:
         child = serializers.ChoiceField(choices=parameter.choices)
         return serializers.ListField(child=child, min_length=2, max_length=2, **common)
+    if parameter.kind is list:
+        return serializers.ListField(child=serializers.ChoiceField(choices=parameter.choices), **common)
     field = serializers.IntegerField if parameter.kind is int else serializers.FloatField
     return field(min_value=parameter.minimum, max_value=parameter.maximum, **common)
 

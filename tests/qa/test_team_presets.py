@@ -231,3 +231,41 @@ def test_an_evaluation_run_started_in_the_browser_runs_the_team_preset(analyst, 
     )
     # The review queue can filter on it too.
     assert '<option value="dense-2">' in browser.get("/review/").content.decode()
+
+
+@pytest.mark.django_db
+def test_a_team_preset_switches_reply_rules_off_and_fuses_two_retrievers_chosen_in_the_browser(
+    analyst, westmere
+):
+    browser = browser_for(analyst)
+    form = browser.get("/presets/").content.decode()
+    # Both multi-value parameters are boxes to tick, one per choice, not a number field.
+    assert 'type="checkbox" name="rules_off" value="answer_in_part"' in form
+    assert 'type="checkbox" name="hybrid_of" value="bm25"' in form
+    saved = browser.post(
+        "/presets/",
+        {
+            "team": westmere.team.pk,
+            "name": "no-partial",
+            "base": "default",
+            "retriever": "hybrid",
+            "hybrid_of": ["bm25", "dense"],
+            "rules_off": ["answer_in_part", "unanswerable"],
+        },
+    )
+    assert saved.status_code == 302, saved.content.decode()[:2000]
+
+    api = client_for(analyst)
+    [listed] = api.get("/api/team-presets/").json()["results"]
+    assert listed["parameters"]["rules_off"] == ["unanswerable", "answer_in_part"]
+    assert listed["config"]["answer"]["rules_off"] == ["unanswerable", "answer_in_part"]
+    assert listed["config"]["retrieval"]["hybrid_of"] == ["bm25", "dense"]
+
+    # A question asked with it runs with those rules off; one API request can switch another off.
+    response = ask(
+        api, westmere, STAFF_QUESTION, preset="no-partial", parameters={"rules_off": ["answer_check"]}
+    )
+    assert response.status_code == 202, response.content
+    assert response.json()["config"]["answer"]["rules_off"] == ["answer_check"]
+    unknown = ask(api, westmere, STAFF_QUESTION, preset="default", parameters={"rules_off": ["be_nice"]})
+    assert unknown.status_code == 400 and "be_nice" in unknown.content.decode()

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from qa.pipeline.checks import reply_rules
 from qa.pipeline.config.answering_config import AnswerConfig
 from qa.pipeline.config.presets import PipelineConfig
 from qa.pipeline.search.chunking import ChunkerConfig
@@ -53,7 +54,9 @@ class Parameter:
     name: str  # as the API, the forms and team presets spell it
     section: Section  # which part of PipelineConfig holds it
     field: str  # the dataclass field it sets
-    kind: type  # str (one of ``choices``), tuple (two different ones of ``choices``), int or float
+    # str (one of ``choices``), tuple (two different ones of ``choices``), list (any of ``choices``,
+    # each once), int or float
+    kind: type
     label: str
     help: str
     choices: tuple[str, ...] = ()
@@ -69,6 +72,13 @@ class Parameter:
                     f"{self.name}: {value!r} is not two different ones of {', '.join(self.choices)}."
                 )
             return pair
+        if self.kind is list:
+            names = list(value) if isinstance(value, list | tuple) else None
+            if names is None or len(set(names)) != len(names) or not set(names) <= set(self.choices):
+                raise InvalidParameters(
+                    f"{self.name}: {value!r} is not a list of different ones of {', '.join(self.choices)}."
+                )
+            return tuple(name for name in self.choices if name in names)  # in the choices' order
         if self.kind is str:
             if value not in self.choices:
                 raise InvalidParameters(f"{self.name}: {value!r} is not one of {', '.join(self.choices)}.")
@@ -188,6 +198,12 @@ PARAMETERS: tuple[Parameter, ...] = (
         minimum=1, maximum=20,
     ),
     Parameter(
+        "rules_off", "answer", "rules_off", list, "Reply rules off",
+        "Reply rules this preset skips, by name: a rule switched off never decides, so the next one "
+        "does (docs/reply.md lists what each rule decides and its measured effect).",
+        choices=reply_rules.RULE_NAMES,
+    ),
+    Parameter(
         "answer_confidence", "answer", "answer_confidence", float, "Answer confidence",
         "An answer whose calibrated confidence is below this is shown marked \"may not answer your "
         "question\" (outcome low_confidence) rather than as an answer.",
@@ -220,10 +236,18 @@ def check_parameters(values: Mapping[str, object]) -> dict[str, object]:
 def described(values: Mapping[str, object]) -> list[tuple[str, str]]:
     """``values`` in PARAMETERS order as (name, text) pairs: a pair of retrievers reads "bm25+dense"."""
     return [
-        (p.name, "+".join(values[p.name]) if p.kind is tuple else str(values[p.name]))
+        (p.name, _text(p, values[p.name]))
         for p in PARAMETERS
         if p.name in values
     ]
+
+
+def _text(parameter: Parameter, value: object) -> str:
+    if parameter.kind is tuple:
+        return "+".join(value)
+    if parameter.kind is list:
+        return ", ".join(value) or "none"
+    return str(value)
 
 
 def parameter_values(config: PipelineConfig) -> dict[str, object]:

@@ -59,6 +59,12 @@ def test_the_choices_are_the_pipelines_own():
         ({"top_k": 2.5}, "top_k: 2.5 is not a whole number"),
         ({"top_k": True}, "top_k: True is not a number"),
         ({"candidates": 201}, "candidates: 201 is outside 1..200"),
+        (
+            {"rules_off": ["no_such_rule"]},
+            "rules_off: .* is not a list of different ones of .*answer_in_part",
+        ),
+        ({"rules_off": ["unanswerable", "unanswerable"]}, "rules_off: .* is not a list of different ones"),
+        ({"rules_off": "unanswerable"}, "rules_off: 'unanswerable' is not a list"),
     ],
 )
 def test_each_value_is_checked_on_its_own(values, message):
@@ -83,6 +89,14 @@ def test_each_value_is_checked_on_its_own(values, message):
 def test_values_that_contradict_each_other_are_refused_saying_why(preset, values, message):
     with pytest.raises(InvalidParameters, match=message):
         apply_parameters(get_preset(preset), values)
+
+
+def test_reply_rules_are_switched_off_by_name_and_recorded_in_the_table_order():
+    config = apply_parameters(get_preset("default"), {"rules_off": ["answer_in_part", "unanswerable"]})
+    assert config.answer.rules_off == ("unanswerable", "answer_in_part")  # the table's order
+    assert config.parameters["rules_off"] == ("unanswerable", "answer_in_part")
+    assert PipelineConfig.from_dict(config.to_dict()).answer.rules_off == config.answer.rules_off
+    assert parameter_values(get_preset("default"))["rules_off"] == ()
 
 
 def test_a_hybrid_of_any_two_retrievers():
