@@ -1,4 +1,5 @@
-"""The services around the workers failing under load: the broker restarted, a web process killed.
+"""The services around the workers failing under load: the broker or the database restarted, a web
+process killed.
 
 ``python -m bench faults --services [--repeat N]`` runs rounds; tests/qa/test_service_faults.py
 runs short ones.
@@ -10,6 +11,10 @@ runs short ones.
   survives, so what brings the questions back is the database: a running
   stage's lease runs out and it is reclaimed, a queued one's ``resend_at``
   comes and its message is sent again.
+- **PostgreSQL restarted**: the same with the benchmark's embedded database server (file-system
+  broker): stopped once a question runs, started again after a moment. Workers meet a database
+  that is gone (stages, lease renewals and reclaim passes fail, and reconnect); every question
+  must end answered, or failed with a reason, and none twice.
 - **A web process killed mid-request**: a client waits for an answer with
   ``GET /api/questions/{id}/?wait=30`` while the question runs; the gunicorn
   worker serving it is frozen, found still serving (the question unfinished and
@@ -81,35 +86,62 @@ def count_outcome(result: ServiceFaultResult, ids: list[int]) -> None:
     result.duplicated_answers = Answer.objects.filter(question_id__in=ids).count() - result.done
 
 
-def broker_restart_round(
+def broker_restart_round(*, redis: RedisServer, **round_args) -> ServiceFaultResult:
+    """``restart_round`` with the private Redis as the service."""
+    return restart_round(fault="redis restarted", stop=redis.stop, start=redis.start, **round_args)
+
+
+def database_restart_round(*, pgdata: Path, **round_args) -> ServiceFaultResult:
+    """``restart_round`` with the embedded PostgreSQL server whose data folder is ``pgdata``."""
+    from django.db import connection
+
+    from groundedqa_site import embedded_db
+
+    def stop() -> None:
+        connection.close()  # this process's own, so the server stops without waiting for it
+        if not embedded_db.stop(pgdata):
+            raise RuntimeError(f"the PostgreSQL server of {pgdata} did not stop")
+
+    return restart_round(
+        fault="postgresql restarted",
+        stop=stop,
+        start=lambda: embedded_db.ensure_running(pgdata),
+        **round_args,
+    )
+
+
+def restart_round(
     *,
-    redis: RedisServer,
+    fault: str,
+    stop: Callable[[], object],
+    start: Callable[[], object],
     ask: Callable[[], int],
     questions: int,
     after_restart: int,
     down_seconds: float,
     timeout: float,
 ) -> ServiceFaultResult:
-    """Ask ``questions``, stop Redis once one of them runs, start it again after ``down_seconds``,
-    ask ``after_restart`` more, and wait for all of them to end."""
+    """Ask ``questions``, stop the service once one of them runs, start it again after
+    ``down_seconds``, ask ``after_restart`` more, and wait for all of them to end."""
     from qa.models import Question
 
-    result = ServiceFaultResult(fault="redis restarted")
+    result = ServiceFaultResult(fault=fault)
     ids = [ask() for _ in range(questions)]
     if not wait_until(
         lambda: Question.objects.filter(pk__in=ids, status="running").exists(), timeout=timeout
     ):
         raise RuntimeError("no question started running: are the workers up?")
-    redis.stop()
-    fault = time.monotonic()
-    result.in_flight_at_fault = Question.objects.filter(pk__in=ids, status__in=["queued", "running"]).count()
-    # The outage itself: how long the broker is gone is the fault's size, not a wait for a condition.
+    in_flight = Question.objects.filter(pk__in=ids, status__in=["queued", "running"]).count()
+    stop()
+    fault_at = time.monotonic()
+    result.in_flight_at_fault = in_flight
+    # The outage itself: how long the service is gone is the fault's size, not a wait for a condition.
     time.sleep(down_seconds)
-    redis.start()
-    result.down_seconds = round(time.monotonic() - fault, 1)
+    start()
+    result.down_seconds = round(time.monotonic() - fault_at, 1)
     ids += [ask() for _ in range(after_restart)]
     if wait_until(lambda: _ended(ids), timeout=timeout, interval=0.2):
-        result.all_ended_after = round(time.monotonic() - fault, 1)
+        result.all_ended_after = round(time.monotonic() - fault_at, 1)
     count_outcome(result, ids)
     return result
 
@@ -248,6 +280,30 @@ def _redis_round(workdir: Path, ask: Callable[[], int], questions: int) -> Servi
             )
 
 
+def _database_round(workdir: Path, ask: Callable[[], int], questions: int) -> ServiceFaultResult:
+    from django.conf import settings
+
+    from bench.cluster import Cluster, WorkerSpec, use_broker
+    from groundedqa_site.broker import folder_options
+
+    if settings.EMBEDDED_PGDATA is None:
+        raise RuntimeError("the PostgreSQL restart needs the bench's embedded server (DATABASE_URL is set)")
+    broker = workdir / "broker"
+    workers = [WorkerSpec("qa1", QA_QUEUES, 2), WorkerSpec("qa2", QA_QUEUES, 2)]
+    with (
+        use_broker("filesystem://", folder_options(broker), "groundedqa_site.broker:Transport"),
+        Cluster(workdir, _cluster_env("filesystem://", broker), workers),
+    ):
+        return database_restart_round(
+            pgdata=settings.EMBEDDED_PGDATA,
+            ask=ask,
+            questions=questions,
+            after_restart=4,
+            down_seconds=5,
+            timeout=900,
+        )
+
+
 def _web_round(workdir: Path, corpus, user, questions: int) -> ServiceFaultResult:
     import subprocess
     import sys
@@ -328,11 +384,14 @@ def run(args) -> None:
             workdir = Path(tempfile.mkdtemp(prefix="faults-redis-restart-", dir=BENCH_VAR_DIR))
             log(f"redis restart {n + 1}: workers and logs in {workdir}")
             results.append(_redis_round(workdir, ask, questions))
+        workdir = Path(tempfile.mkdtemp(prefix="faults-postgresql-restart-", dir=BENCH_VAR_DIR))
+        log(f"postgresql restart {n + 1}: workers and logs in {workdir}")
+        results.append(_database_round(workdir, ask, questions))
         workdir = Path(tempfile.mkdtemp(prefix="faults-web-kill-", dir=BENCH_VAR_DIR))
         log(f"web kill {n + 1}: workers, gunicorn and logs in {workdir}")
         results.append(_web_round(workdir, corpus, user, max(4, questions // 2)))
     print_table(
-        f"Questions across a Redis restart and a web worker killed mid-request "
+        f"Questions across a Redis restart, a PostgreSQL restart and a web worker killed mid-request "
         f"(lease {settings.JOB_LEASE_SECONDS} s)",
         [
             "fault",

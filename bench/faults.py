@@ -23,7 +23,7 @@ Where the parts live: the killer in ``bench.fault_killer``, one round (asking,
 watching, counting) in ``bench.fault_rounds``; this module builds the corpus and
 the clusters and prints the table. ``--ingestion`` runs ``bench.fault_ingestion``
 (ingestion workers killed mid-document) and ``--services`` runs
-``bench.fault_services`` (Redis restarted, a web worker killed mid-request) and ``--jobs``
+``bench.fault_services`` (Redis or PostgreSQL restarted, a web worker killed mid-request) and ``--jobs``
 runs ``bench.fault_jobs`` (a re-embedding's and an evaluation run's worker killed mid-job).
 """
 
