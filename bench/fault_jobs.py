@@ -29,8 +29,10 @@ import os
 import random
 import signal
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from bench.cluster import Cluster, lease_owner_pid
 from bench.fault_ingestion import document_text, worker_pids
@@ -212,6 +214,57 @@ def reembedding_rows(space) -> tuple[int, int, int, int]:
     return want, stored, duplicated, missing
 
 
+def kill_round(
+    *,
+    job: str,
+    broker: str,
+    cluster: Cluster,
+    worker: str,
+    model,
+    start: Callable[[], int],
+    units: int,
+    done_field: str,
+    ended: tuple[str, ...],
+    count: Callable[[Any, JobRoundResult], None],
+    total: Callable[[Any], int] | None = None,
+    tries: int,
+    timeout: float,
+    seed: int,
+) -> JobRoundResult:
+    """One round of either job (module docstring): ``start()`` starts a ``model`` job and returns its
+    pk, whose ``done_field`` counts the ``units`` done (the kill's ``total``: ``units``, or
+    ``total(row)`` where the job says its own); ``worker`` is killed mid-job and started again, and
+    once the job is in a status of ``ended``, ``count(row, result)`` counts its rows into ``result``."""
+    rng = random.Random(seed)
+    started = time.monotonic()
+    result = JobRoundResult(job=job, broker=broker)
+    pk, caught = catch_job(
+        cluster,
+        worker,
+        model,
+        start,
+        result,
+        done_field=done_field,
+        units=units,
+        tries=tries,
+        rng=rng,
+        timeout=timeout,
+    )
+    if caught is None:
+        return result
+    row = model.objects.get(pk=pk)
+    done, owner, at = caught
+    result.kill = JobKill(job, row.pk, done, total(row) if total else units, owner, at)
+    restart(cluster, worker)
+    wait_until_ended(model, result.kill, ended=ended, timeout=timeout)
+    row.refresh_from_db()
+    result.status, result.error = row.status, row.error
+    result.lost = int(row.status not in ended)
+    count(row, result)
+    result.wall_seconds = time.monotonic() - started
+    return result
+
+
 def reembedding_round(
     *, broker: str, cluster: Cluster, corpus, tries: int = 5, timeout: float = 300, seed: int = 0
 ) -> JobRoundResult:
@@ -220,47 +273,35 @@ def reembedding_round(
     from documents import reembedding
     from documents.models import Corpus, EmbeddingSpace
 
-    rng = random.Random(seed)
-    started = time.monotonic()
-    result = JobRoundResult(job="re-embedding", broker=broker)
-    total = corpus.documents.exclude(content_hash="").count()
-
     def start() -> int:
         current = reembedding.corpus_model(Corpus.objects.get(pk=corpus.pk))[0]
         model = REEMBED_MODELS[1] if current == REEMBED_MODELS[0] else REEMBED_MODELS[0]
         return reembedding.reembedding_start(corpus=corpus, model=model).pk
 
-    pk, caught = catch_job(
-        cluster,
-        REEMBED_WORKER,
-        EmbeddingSpace,
-        start,
-        result,
+    def count(space, result: JobRoundResult) -> None:
+        rows = reembedding_rows(space)
+        result.expected_rows, result.rows, result.duplicated_rows, result.missing_rows = rows
+        corpus.refresh_from_db()
+        if space.status == EmbeddingSpace.Status.ACTIVE and corpus.embedding_space_id != space.pk:
+            result.problems.append(
+                f"space {space.pk} is active but the corpus searches {corpus.embedding_space_id}"
+            )
+
+    return kill_round(
+        job="re-embedding",
+        broker=broker,
+        cluster=cluster,
+        worker=REEMBED_WORKER,
+        model=EmbeddingSpace,
+        start=start,
+        units=corpus.documents.exclude(content_hash="").count(),
         done_field="documents_done",
-        units=total,
+        ended=(EmbeddingSpace.Status.ACTIVE, EmbeddingSpace.Status.FAILED),
+        count=count,
         tries=tries,
-        rng=rng,
         timeout=timeout,
+        seed=seed,
     )
-    if caught is None:
-        return result
-    space = EmbeddingSpace.objects.get(pk=pk)
-    done, owner, at = caught
-    result.kill = JobKill("re-embedding", space.pk, done, total, owner, at)
-    restart(cluster, REEMBED_WORKER)
-    ended = (EmbeddingSpace.Status.ACTIVE, EmbeddingSpace.Status.FAILED)
-    wait_until_ended(EmbeddingSpace, result.kill, ended=ended, timeout=timeout)
-    space.refresh_from_db()
-    result.status, result.error = space.status, space.error
-    result.lost = int(space.status not in ended)
-    result.expected_rows, result.rows, result.duplicated_rows, result.missing_rows = reembedding_rows(space)
-    corpus.refresh_from_db()
-    if space.status == EmbeddingSpace.Status.ACTIVE and corpus.embedding_space_id != space.pk:
-        result.problems.append(
-            f"space {space.pk} is active but the corpus searches {corpus.embedding_space_id}"
-        )
-    result.wall_seconds = time.monotonic() - started
-    return result
 
 
 def _wait_ended(model, pk: int, *, timeout: float) -> None:
@@ -316,53 +357,44 @@ def evaluation_round(
     from review.models import EvaluationCaseResult, EvaluationRun
     from review.services.evaluation import evaluation_run_create
 
-    rng = random.Random(seed)
-    started = time.monotonic()
-    result = JobRoundResult(job="evaluation", broker=broker)
     questions_before = Question.objects.filter(user=user, is_evaluation=True).count()
-    cases = benchmark.cases.count()
 
     def start() -> int:
         return evaluation_run_create(benchmark=benchmark, preset="default", user=user).pk
 
-    pk, caught = catch_job(
-        cluster,
-        EVALUATION_WORKER,
-        EvaluationRun,
-        start,
-        result,
+    def count(run, result: JobRoundResult) -> None:
+        results = EvaluationCaseResult.objects.filter(run=run)
+        result.expected_rows, result.rows = run.progress_total, results.count()
+        result.duplicated_rows = sum(
+            n - 1
+            for n in results.values("gold_case").annotate(n=Count("*")).values_list("n", flat=True)
+            if n > 1
+        )
+        answered = results.values("gold_case").distinct().count()
+        result.missing_rows = max(run.progress_total - answered, 0)
+        asked = Question.objects.filter(user=user, is_evaluation=True).count() - questions_before
+        # Runs the catch started before (a miss, done) asked their cases too.
+        kept = EvaluationCaseResult.objects.filter(run__benchmark=benchmark, run__created_by=user)
+        result.re_asked = max(asked - kept.exclude(question=None).count(), 0)
+        if run.status == EvaluationRun.Status.DONE and not run.metrics:
+            result.problems.append(f"run {run.pk} ended done without metrics")
+
+    return kill_round(
+        job="evaluation",
+        broker=broker,
+        cluster=cluster,
+        worker=EVALUATION_WORKER,
+        model=EvaluationRun,
+        start=start,
+        units=benchmark.cases.count(),
+        total=lambda run: run.progress_total,
         done_field="progress_done",
-        units=cases,
+        ended=(EvaluationRun.Status.DONE, EvaluationRun.Status.FAILED),
+        count=count,
         tries=tries,
-        rng=rng,
         timeout=timeout,
+        seed=seed,
     )
-    if caught is None:
-        return result
-    run = EvaluationRun.objects.get(pk=pk)
-    done, owner, at = caught
-    result.kill = JobKill("evaluation", run.pk, done, run.progress_total, owner, at)
-    restart(cluster, EVALUATION_WORKER)
-    ended = (EvaluationRun.Status.DONE, EvaluationRun.Status.FAILED)
-    wait_until_ended(EvaluationRun, result.kill, ended=ended, timeout=timeout)
-    run.refresh_from_db()
-    result.status, result.error = run.status, run.error
-    result.lost = int(run.status not in ended)
-    results = EvaluationCaseResult.objects.filter(run=run)
-    result.expected_rows, result.rows = run.progress_total, results.count()
-    result.duplicated_rows = sum(
-        n - 1 for n in results.values("gold_case").annotate(n=Count("*")).values_list("n", flat=True) if n > 1
-    )
-    answered = results.values("gold_case").distinct().count()
-    result.missing_rows = max(run.progress_total - answered, 0)
-    asked = Question.objects.filter(user=user, is_evaluation=True).count() - questions_before
-    # Runs the catch started before (a miss, done) asked their cases too.
-    kept = EvaluationCaseResult.objects.filter(run__benchmark=benchmark, run__created_by=user)
-    result.re_asked = max(asked - kept.exclude(question=None).count(), 0)
-    if run.status == EvaluationRun.Status.DONE and not run.metrics:
-        result.problems.append(f"run {run.pk} ended done without metrics")
-    result.wall_seconds = time.monotonic() - started
-    return result
 
 
 # --- python -m bench faults --jobs ----------------------------------------------------
