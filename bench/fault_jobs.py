@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.cluster import Cluster, lease_owner_pid
+from bench.corpus_rows import ingest_in_process
 from bench.fault_ingestion import document_text, worker_pids
 
 REEMBED_WORKER, EVALUATION_WORKER = "bulk", "evaluation"
@@ -168,20 +169,10 @@ def wait_until_ended(model, kill: JobKill, *, ended: tuple[str, ...], timeout: f
 
 def reembedding_corpus(corpus, embedder, *, documents: int, sentences: int) -> None:
     """``documents`` generated documents of ``sentences`` sentences, embedded in this process."""
-    from documents import services
-    from documents.models import Document
-
-    for n in range(documents):
-        filename = f"reembed-{n:03d}.txt"
-        data = document_text("reembed", n, sentences).encode()
-        for parsed in services.parse_upload(filename=filename, data=data):
-            submitted = services.document_stage(
-                corpus=corpus, parsed=parsed, filename=filename, enqueue=False
-            )
-            document = Document.objects.get(pk=submitted.document.pk)
-            services.document_embed(
-                document_id=document.pk, expected_hash=document.pending_hash, embedder=embedder
-            )
+    files = (
+        (f"reembed-{n:03d}.txt", document_text("reembed", n, sentences).encode()) for n in range(documents)
+    )
+    ingest_in_process(corpus, files, embedder)
 
 
 def reembedding_rows(space) -> tuple[int, int, int, int]:
