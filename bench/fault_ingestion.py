@@ -477,29 +477,18 @@ def recovery_table(results: list[IngestionRoundResult]) -> tuple[list[str], list
 def _one_round(
     broker: str, workdir: Path, seed: int, documents_per_lane: int, *, swap_in: bool = False
 ) -> IngestionRoundResult:
-    from django.conf import settings
-    from django.db import connection
-
-    from bench.cluster import RedisServer, WorkerSpec, cluster_environment, use_broker
+    from bench.cluster import WorkerSpec, site_cluster
     from documents import services
     from documents.embedding import get_embedder
     from documents.models import Team
-    from groundedqa_site.broker import folder_options
 
     team, _ = Team.objects.get_or_create(name="bench-faults")
     stamp = f"{broker}-{int(time.time())}-{seed}"
     corpus = services.corpus_create(name=f"ingestion-faults-{stamp}", team=team)
     clean = services.corpus_create(name=f"ingestion-clean-{stamp}", team=team)
-    # As ``make run``: the upload worker and the bulk worker, one process each, with the
-    # maintenance worker and beat; the site's own leases and intervals.
+    # As ``make run``: the upload worker and the bulk worker, one process each (``site_cluster``
+    # adds the maintenance worker and beat).
     workers = [WorkerSpec(UPLOAD_WORKER, "ingestion", 1), WorkerSpec(BULK_WORKER, "ingestion-bulk", 1)]
-    options = dict(
-        database=connection.settings_dict["NAME"],
-        lease=settings.JOB_LEASE_SECONDS,
-        heartbeat=settings.JOB_HEARTBEAT_SECONDS,
-        reaper=settings.JOB_REAPER_INTERVAL_SECONDS,
-        worker_reclaim=settings.JOB_WORKER_RECLAIM_SECONDS,
-    )
     round_options = dict(
         broker=broker, corpus=corpus, clean_corpus=clean, embedder=get_embedder(), timeout=900
     )
@@ -508,18 +497,8 @@ def _one_round(
     else:
         round_options.update(documents_per_lane=documents_per_lane, seed=seed)
         play = ingestion_round
-    if broker == "filesystem":
-        folder = workdir / "broker"
-        env = cluster_environment(broker_url="filesystem://", broker_dir=folder, **options)
-        env["INGEST_ENCODE_SENTENCES"] = "80"
-        with use_broker("filesystem://", folder_options(folder), "groundedqa_site.broker:Transport"):
-            with Cluster(workdir, env, workers) as cluster:
-                return play(cluster=cluster, **round_options)
-    with RedisServer() as redis, use_broker(redis.url):
-        env = cluster_environment(broker_url=redis.url, broker_dir=None, **options)
-        env["INGEST_ENCODE_SENTENCES"] = "80"
-        with Cluster(workdir, env, workers) as cluster:
-            return play(cluster=cluster, **round_options)
+    with site_cluster(broker, workdir, workers, env={"INGEST_ENCODE_SENTENCES": "80"}) as cluster:
+        return play(cluster=cluster, **round_options)
 
 
 def run(args) -> None:

@@ -392,16 +392,13 @@ def evaluation_round(
 
 
 def _one_round(job: str, broker: str, workdir: Path, seed: int) -> JobRoundResult:
-    from django.conf import settings
     from django.contrib.auth import get_user_model
-    from django.db import connection
 
-    from bench.cluster import RedisServer, WorkerSpec, cluster_environment, use_broker
+    from bench.cluster import WorkerSpec, site_cluster
     from bench.faults import _bench_corpus
     from documents import services
     from documents.embedding import get_embedder
     from documents.models import Team
-    from groundedqa_site.broker import folder_options
 
     stamp = f"{broker}-{int(time.time())}-{seed}"
     if job == "re-embedding":
@@ -424,24 +421,8 @@ def _one_round(job: str, broker: str, workdir: Path, seed: int) -> JobRoundResul
                 broker=broker, cluster=cluster, benchmark=benchmark, user=user, seed=seed, timeout=900
             )
 
-    # The site's own leases and intervals, with the maintenance worker and beat as ``make run``.
-    options = dict(
-        database=connection.settings_dict["NAME"],
-        lease=settings.JOB_LEASE_SECONDS,
-        heartbeat=settings.JOB_HEARTBEAT_SECONDS,
-        reaper=settings.JOB_REAPER_INTERVAL_SECONDS,
-        worker_reclaim=settings.JOB_WORKER_RECLAIM_SECONDS,
-    )
-    if broker == "filesystem":
-        folder = workdir / "broker"
-        env = cluster_environment(broker_url="filesystem://", broker_dir=folder, **options)
-        with use_broker("filesystem://", folder_options(folder), "groundedqa_site.broker:Transport"):
-            with Cluster(workdir, env, workers) as cluster:
-                return play(cluster)
-    with RedisServer() as redis, use_broker(redis.url):
-        env = cluster_environment(broker_url=redis.url, broker_dir=None, **options)
-        with Cluster(workdir, env, workers) as cluster:
-            return play(cluster)
+    with site_cluster(broker, workdir, workers) as cluster:
+        return play(cluster)
 
 
 def run(args) -> list[JobRoundResult]:
