@@ -2,7 +2,7 @@
 
     nice -n 10 .venv/bin/python -m bench annotation_time [--repeat N] [--quick]
 
-The browser test's own annotate step (tests/ui/test_browser_annotation.annotate_item) answers N
+The browser test's own annotate step (bench/browser.annotate_item) answers N
 analyst-bench questions (default 5; --quick 3) of an annotation task, one after another, as one
 annotator: open the question's document from the list, click each evidence sentence the
 benchmark names, choose the label, write a reference answer, save. Each item is timed from its
@@ -149,9 +149,8 @@ def run(args) -> None:
     from django.test.testcases import LiveServerThread
     from playwright.sync_api import sync_playwright
 
+    from bench.browser import CHROMIUM_ARGS, annotate_item
     from review.models import Assignment
-    from tests.ui.conftest import CHROMIUM_ARGS
-    from tests.ui.test_browser_annotation import annotate_item
 
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if not chromium:

@@ -18,7 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -277,6 +277,39 @@ def cluster_environment(
     if broker_dir is not None:
         env["CELERY_BROKER_DIR"] = str(broker_dir)
     return env
+
+
+@contextmanager
+def site_cluster(broker: str, workdir: Path, workers: list[WorkerSpec], *, env: dict[str, str] | None = None):
+    """A started ``Cluster`` of ``workers`` (with the maintenance worker and beat, as ``make run``)
+    on ``broker``: "filesystem" (a folder under ``workdir``) or "redis" (a private server), this
+    process's producer pointed at it, and the site's own leases and intervals; ``env`` adds to the
+    workers' environment."""
+    from django.conf import settings
+    from django.db import connection
+
+    from groundedqa_site.broker import folder_options
+
+    options = dict(
+        database=connection.settings_dict["NAME"],
+        lease=settings.JOB_LEASE_SECONDS,
+        heartbeat=settings.JOB_HEARTBEAT_SECONDS,
+        reaper=settings.JOB_REAPER_INTERVAL_SECONDS,
+        worker_reclaim=settings.JOB_WORKER_RECLAIM_SECONDS,
+    )
+    with ExitStack() as stack:
+        if broker == "filesystem":
+            folder = workdir / "broker"
+            environment = cluster_environment(broker_url="filesystem://", broker_dir=folder, **options)
+            stack.enter_context(
+                use_broker("filesystem://", folder_options(folder), "groundedqa_site.broker:Transport")
+            )
+        else:
+            redis = stack.enter_context(RedisServer())
+            stack.enter_context(use_broker(redis.url))
+            environment = cluster_environment(broker_url=redis.url, broker_dir=None, **options)
+        environment.update(env or {})
+        yield stack.enter_context(Cluster(workdir, environment, workers))
 
 
 def private_folder(prefix: str) -> Path:

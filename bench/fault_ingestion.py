@@ -34,6 +34,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from bench.cluster import Cluster, lease_owner_pid
+from bench.corpus_rows import clean_import, compare_with_clean
 
 UPLOAD_WORKER, BULK_WORKER = "ingestion", "bulk"
 IN_FLIGHT = ("parsing", "embedding")
@@ -273,72 +274,6 @@ def wait_until_ended(corpus_ids: list[int], kills: list[DocumentKill], *, timeou
         time.sleep(0.2)
 
 
-# --- counting rows -------------------------------------------------------------
-
-COUNTED = ("sentences", "embedded sentences", "chunks", "embedded chunks", "postings", "lexical totals")
-
-
-def row_counts(corpus_id: int) -> dict[str, dict[str, int]]:
-    """Per document (by external id), how many rows of each kind in ``COUNTED`` it has."""
-    from django.db.models import Count
-
-    from documents.models import Chunk, Document, LexicalTotals, Posting, Sentence
-
-    names = dict(Document.objects.filter(corpus_id=corpus_id).values_list("pk", "external_id"))
-    counts = {external_id: dict.fromkeys(COUNTED, 0) for external_id in names.values()}
-
-    def add(kind: str, queryset) -> None:
-        for document_id, n in (
-            queryset.filter(document_id__in=list(names))
-            .values("document_id")
-            .annotate(n=Count("*"))
-            .values_list("document_id", "n")
-        ):
-            counts[names[document_id]][kind] = n
-
-    add("sentences", Sentence.objects.all())
-    add("embedded sentences", Sentence.objects.exclude(embedding=None))
-    add("chunks", Chunk.objects.all())
-    add("embedded chunks", Chunk.objects.exclude(embedding=None))
-    add("postings", Posting.objects.filter(corpus_id=corpus_id))
-    add("lexical totals", LexicalTotals.objects.filter(corpus_id=corpus_id))
-    return counts
-
-
-def term_stats(corpus_id: int) -> set[tuple[int, str, int]]:
-    from documents.models import TermStat
-
-    return set(TermStat.objects.filter(corpus_id=corpus_id).values_list("unit", "term", "df"))
-
-
-def compare_with_clean(corpus_id: int, clean_corpus_id: int) -> tuple[list[str], int]:
-    """(documents whose rows differ from the clean import's, with how; BM25 term statistics that
-    differ)."""
-    faulted, clean = row_counts(corpus_id), row_counts(clean_corpus_id)
-    mismatched = []
-    for external_id in sorted(set(faulted) | set(clean)):
-        got, want = faulted.get(external_id), clean.get(external_id)
-        if got != want:
-            mismatched.append(f"{external_id}: {got} after the faults, {want} in a clean import")
-    return mismatched, len(term_stats(corpus_id) ^ term_stats(clean_corpus_id))
-
-
-def clean_import(corpus, files: dict[str, tuple[bytes, bool]], embedder) -> None:
-    """The same files staged and embedded in this process, one document at a time, no faults."""
-    from documents import services
-    from documents.models import Document
-
-    for filename, (data, _) in files.items():
-        for parsed in services.parse_upload(filename=filename, data=data):
-            submitted = services.document_stage(
-                corpus=corpus, parsed=parsed, filename=filename, enqueue=False
-            )
-            document = Document.objects.get(pk=submitted.document.pk)
-            services.document_embed(
-                document_id=document.pk, expected_hash=document.pending_hash, embedder=embedder
-            )
-
-
 # --- a round ----------------------------------------------------------------------
 
 
@@ -542,29 +477,18 @@ def recovery_table(results: list[IngestionRoundResult]) -> tuple[list[str], list
 def _one_round(
     broker: str, workdir: Path, seed: int, documents_per_lane: int, *, swap_in: bool = False
 ) -> IngestionRoundResult:
-    from django.conf import settings
-    from django.db import connection
-
-    from bench.cluster import RedisServer, WorkerSpec, cluster_environment, use_broker
+    from bench.cluster import WorkerSpec, site_cluster
     from documents import services
     from documents.embedding import get_embedder
     from documents.models import Team
-    from groundedqa_site.broker import folder_options
 
     team, _ = Team.objects.get_or_create(name="bench-faults")
     stamp = f"{broker}-{int(time.time())}-{seed}"
     corpus = services.corpus_create(name=f"ingestion-faults-{stamp}", team=team)
     clean = services.corpus_create(name=f"ingestion-clean-{stamp}", team=team)
-    # As ``make run``: the upload worker and the bulk worker, one process each, with the
-    # maintenance worker and beat; the site's own leases and intervals.
+    # As ``make run``: the upload worker and the bulk worker, one process each (``site_cluster``
+    # adds the maintenance worker and beat).
     workers = [WorkerSpec(UPLOAD_WORKER, "ingestion", 1), WorkerSpec(BULK_WORKER, "ingestion-bulk", 1)]
-    options = dict(
-        database=connection.settings_dict["NAME"],
-        lease=settings.JOB_LEASE_SECONDS,
-        heartbeat=settings.JOB_HEARTBEAT_SECONDS,
-        reaper=settings.JOB_REAPER_INTERVAL_SECONDS,
-        worker_reclaim=settings.JOB_WORKER_RECLAIM_SECONDS,
-    )
     round_options = dict(
         broker=broker, corpus=corpus, clean_corpus=clean, embedder=get_embedder(), timeout=900
     )
@@ -573,18 +497,8 @@ def _one_round(
     else:
         round_options.update(documents_per_lane=documents_per_lane, seed=seed)
         play = ingestion_round
-    if broker == "filesystem":
-        folder = workdir / "broker"
-        env = cluster_environment(broker_url="filesystem://", broker_dir=folder, **options)
-        env["INGEST_ENCODE_SENTENCES"] = "80"
-        with use_broker("filesystem://", folder_options(folder), "groundedqa_site.broker:Transport"):
-            with Cluster(workdir, env, workers) as cluster:
-                return play(cluster=cluster, **round_options)
-    with RedisServer() as redis, use_broker(redis.url):
-        env = cluster_environment(broker_url=redis.url, broker_dir=None, **options)
-        env["INGEST_ENCODE_SENTENCES"] = "80"
-        with Cluster(workdir, env, workers) as cluster:
-            return play(cluster=cluster, **round_options)
+    with site_cluster(broker, workdir, workers, env={"INGEST_ENCODE_SENTENCES": "80"}) as cluster:
+        return play(cluster=cluster, **round_options)
 
 
 def run(args) -> None:

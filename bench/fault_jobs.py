@@ -29,10 +29,13 @@ import os
 import random
 import signal
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from bench.cluster import Cluster, lease_owner_pid
+from bench.corpus_rows import ingest_in_process
 from bench.fault_ingestion import document_text, worker_pids
 
 REEMBED_WORKER, EVALUATION_WORKER = "bulk", "evaluation"
@@ -166,20 +169,10 @@ def wait_until_ended(model, kill: JobKill, *, ended: tuple[str, ...], timeout: f
 
 def reembedding_corpus(corpus, embedder, *, documents: int, sentences: int) -> None:
     """``documents`` generated documents of ``sentences`` sentences, embedded in this process."""
-    from documents import services
-    from documents.models import Document
-
-    for n in range(documents):
-        filename = f"reembed-{n:03d}.txt"
-        data = document_text("reembed", n, sentences).encode()
-        for parsed in services.parse_upload(filename=filename, data=data):
-            submitted = services.document_stage(
-                corpus=corpus, parsed=parsed, filename=filename, enqueue=False
-            )
-            document = Document.objects.get(pk=submitted.document.pk)
-            services.document_embed(
-                document_id=document.pk, expected_hash=document.pending_hash, embedder=embedder
-            )
+    files = (
+        (f"reembed-{n:03d}.txt", document_text("reembed", n, sentences).encode()) for n in range(documents)
+    )
+    ingest_in_process(corpus, files, embedder)
 
 
 def reembedding_rows(space) -> tuple[int, int, int, int]:
@@ -212,6 +205,57 @@ def reembedding_rows(space) -> tuple[int, int, int, int]:
     return want, stored, duplicated, missing
 
 
+def kill_round(
+    *,
+    job: str,
+    broker: str,
+    cluster: Cluster,
+    worker: str,
+    model,
+    start: Callable[[], int],
+    units: int,
+    done_field: str,
+    ended: tuple[str, ...],
+    count: Callable[[Any, JobRoundResult], None],
+    total: Callable[[Any], int] | None = None,
+    tries: int,
+    timeout: float,
+    seed: int,
+) -> JobRoundResult:
+    """One round of either job (module docstring): ``start()`` starts a ``model`` job and returns its
+    pk, whose ``done_field`` counts the ``units`` done (the kill's ``total``: ``units``, or
+    ``total(row)`` where the job says its own); ``worker`` is killed mid-job and started again, and
+    once the job is in a status of ``ended``, ``count(row, result)`` counts its rows into ``result``."""
+    rng = random.Random(seed)
+    started = time.monotonic()
+    result = JobRoundResult(job=job, broker=broker)
+    pk, caught = catch_job(
+        cluster,
+        worker,
+        model,
+        start,
+        result,
+        done_field=done_field,
+        units=units,
+        tries=tries,
+        rng=rng,
+        timeout=timeout,
+    )
+    if caught is None:
+        return result
+    row = model.objects.get(pk=pk)
+    done, owner, at = caught
+    result.kill = JobKill(job, row.pk, done, total(row) if total else units, owner, at)
+    restart(cluster, worker)
+    wait_until_ended(model, result.kill, ended=ended, timeout=timeout)
+    row.refresh_from_db()
+    result.status, result.error = row.status, row.error
+    result.lost = int(row.status not in ended)
+    count(row, result)
+    result.wall_seconds = time.monotonic() - started
+    return result
+
+
 def reembedding_round(
     *, broker: str, cluster: Cluster, corpus, tries: int = 5, timeout: float = 300, seed: int = 0
 ) -> JobRoundResult:
@@ -220,47 +264,35 @@ def reembedding_round(
     from documents import reembedding
     from documents.models import Corpus, EmbeddingSpace
 
-    rng = random.Random(seed)
-    started = time.monotonic()
-    result = JobRoundResult(job="re-embedding", broker=broker)
-    total = corpus.documents.exclude(content_hash="").count()
-
     def start() -> int:
         current = reembedding.corpus_model(Corpus.objects.get(pk=corpus.pk))[0]
         model = REEMBED_MODELS[1] if current == REEMBED_MODELS[0] else REEMBED_MODELS[0]
         return reembedding.reembedding_start(corpus=corpus, model=model).pk
 
-    pk, caught = catch_job(
-        cluster,
-        REEMBED_WORKER,
-        EmbeddingSpace,
-        start,
-        result,
+    def count(space, result: JobRoundResult) -> None:
+        rows = reembedding_rows(space)
+        result.expected_rows, result.rows, result.duplicated_rows, result.missing_rows = rows
+        corpus.refresh_from_db()
+        if space.status == EmbeddingSpace.Status.ACTIVE and corpus.embedding_space_id != space.pk:
+            result.problems.append(
+                f"space {space.pk} is active but the corpus searches {corpus.embedding_space_id}"
+            )
+
+    return kill_round(
+        job="re-embedding",
+        broker=broker,
+        cluster=cluster,
+        worker=REEMBED_WORKER,
+        model=EmbeddingSpace,
+        start=start,
+        units=corpus.documents.exclude(content_hash="").count(),
         done_field="documents_done",
-        units=total,
+        ended=(EmbeddingSpace.Status.ACTIVE, EmbeddingSpace.Status.FAILED),
+        count=count,
         tries=tries,
-        rng=rng,
         timeout=timeout,
+        seed=seed,
     )
-    if caught is None:
-        return result
-    space = EmbeddingSpace.objects.get(pk=pk)
-    done, owner, at = caught
-    result.kill = JobKill("re-embedding", space.pk, done, total, owner, at)
-    restart(cluster, REEMBED_WORKER)
-    ended = (EmbeddingSpace.Status.ACTIVE, EmbeddingSpace.Status.FAILED)
-    wait_until_ended(EmbeddingSpace, result.kill, ended=ended, timeout=timeout)
-    space.refresh_from_db()
-    result.status, result.error = space.status, space.error
-    result.lost = int(space.status not in ended)
-    result.expected_rows, result.rows, result.duplicated_rows, result.missing_rows = reembedding_rows(space)
-    corpus.refresh_from_db()
-    if space.status == EmbeddingSpace.Status.ACTIVE and corpus.embedding_space_id != space.pk:
-        result.problems.append(
-            f"space {space.pk} is active but the corpus searches {corpus.embedding_space_id}"
-        )
-    result.wall_seconds = time.monotonic() - started
-    return result
 
 
 def _wait_ended(model, pk: int, *, timeout: float) -> None:
@@ -316,69 +348,57 @@ def evaluation_round(
     from review.models import EvaluationCaseResult, EvaluationRun
     from review.services.evaluation import evaluation_run_create
 
-    rng = random.Random(seed)
-    started = time.monotonic()
-    result = JobRoundResult(job="evaluation", broker=broker)
     questions_before = Question.objects.filter(user=user, is_evaluation=True).count()
-    cases = benchmark.cases.count()
 
     def start() -> int:
         return evaluation_run_create(benchmark=benchmark, preset="default", user=user).pk
 
-    pk, caught = catch_job(
-        cluster,
-        EVALUATION_WORKER,
-        EvaluationRun,
-        start,
-        result,
+    def count(run, result: JobRoundResult) -> None:
+        results = EvaluationCaseResult.objects.filter(run=run)
+        result.expected_rows, result.rows = run.progress_total, results.count()
+        result.duplicated_rows = sum(
+            n - 1
+            for n in results.values("gold_case").annotate(n=Count("*")).values_list("n", flat=True)
+            if n > 1
+        )
+        answered = results.values("gold_case").distinct().count()
+        result.missing_rows = max(run.progress_total - answered, 0)
+        asked = Question.objects.filter(user=user, is_evaluation=True).count() - questions_before
+        # Runs the catch started before (a miss, done) asked their cases too.
+        kept = EvaluationCaseResult.objects.filter(run__benchmark=benchmark, run__created_by=user)
+        result.re_asked = max(asked - kept.exclude(question=None).count(), 0)
+        if run.status == EvaluationRun.Status.DONE and not run.metrics:
+            result.problems.append(f"run {run.pk} ended done without metrics")
+
+    return kill_round(
+        job="evaluation",
+        broker=broker,
+        cluster=cluster,
+        worker=EVALUATION_WORKER,
+        model=EvaluationRun,
+        start=start,
+        units=benchmark.cases.count(),
+        total=lambda run: run.progress_total,
         done_field="progress_done",
-        units=cases,
+        ended=(EvaluationRun.Status.DONE, EvaluationRun.Status.FAILED),
+        count=count,
         tries=tries,
-        rng=rng,
         timeout=timeout,
+        seed=seed,
     )
-    if caught is None:
-        return result
-    run = EvaluationRun.objects.get(pk=pk)
-    done, owner, at = caught
-    result.kill = JobKill("evaluation", run.pk, done, run.progress_total, owner, at)
-    restart(cluster, EVALUATION_WORKER)
-    ended = (EvaluationRun.Status.DONE, EvaluationRun.Status.FAILED)
-    wait_until_ended(EvaluationRun, result.kill, ended=ended, timeout=timeout)
-    run.refresh_from_db()
-    result.status, result.error = run.status, run.error
-    result.lost = int(run.status not in ended)
-    results = EvaluationCaseResult.objects.filter(run=run)
-    result.expected_rows, result.rows = run.progress_total, results.count()
-    result.duplicated_rows = sum(
-        n - 1 for n in results.values("gold_case").annotate(n=Count("*")).values_list("n", flat=True) if n > 1
-    )
-    answered = results.values("gold_case").distinct().count()
-    result.missing_rows = max(run.progress_total - answered, 0)
-    asked = Question.objects.filter(user=user, is_evaluation=True).count() - questions_before
-    # Runs the catch started before (a miss, done) asked their cases too.
-    kept = EvaluationCaseResult.objects.filter(run__benchmark=benchmark, run__created_by=user)
-    result.re_asked = max(asked - kept.exclude(question=None).count(), 0)
-    if run.status == EvaluationRun.Status.DONE and not run.metrics:
-        result.problems.append(f"run {run.pk} ended done without metrics")
-    result.wall_seconds = time.monotonic() - started
-    return result
 
 
 # --- python -m bench faults --jobs ----------------------------------------------------
 
 
 def _one_round(job: str, broker: str, workdir: Path, seed: int) -> JobRoundResult:
-    from django.conf import settings
     from django.contrib.auth import get_user_model
-    from django.db import connection
 
-    from bench.cluster import RedisServer, WorkerSpec, cluster_environment, use_broker
+    from bench.cluster import WorkerSpec, site_cluster
     from bench.faults import _bench_corpus
     from documents import services
     from documents.embedding import get_embedder
     from documents.models import Team
-    from groundedqa_site.broker import folder_options
 
     stamp = f"{broker}-{int(time.time())}-{seed}"
     if job == "re-embedding":
@@ -401,24 +421,8 @@ def _one_round(job: str, broker: str, workdir: Path, seed: int) -> JobRoundResul
                 broker=broker, cluster=cluster, benchmark=benchmark, user=user, seed=seed, timeout=900
             )
 
-    # The site's own leases and intervals, with the maintenance worker and beat as ``make run``.
-    options = dict(
-        database=connection.settings_dict["NAME"],
-        lease=settings.JOB_LEASE_SECONDS,
-        heartbeat=settings.JOB_HEARTBEAT_SECONDS,
-        reaper=settings.JOB_REAPER_INTERVAL_SECONDS,
-        worker_reclaim=settings.JOB_WORKER_RECLAIM_SECONDS,
-    )
-    if broker == "filesystem":
-        folder = workdir / "broker"
-        env = cluster_environment(broker_url="filesystem://", broker_dir=folder, **options)
-        with use_broker("filesystem://", folder_options(folder), "groundedqa_site.broker:Transport"):
-            with Cluster(workdir, env, workers) as cluster:
-                return play(cluster)
-    with RedisServer() as redis, use_broker(redis.url):
-        env = cluster_environment(broker_url=redis.url, broker_dir=None, **options)
-        with Cluster(workdir, env, workers) as cluster:
-            return play(cluster)
+    with site_cluster(broker, workdir, workers) as cluster:
+        return play(cluster)
 
 
 def run(args) -> list[JobRoundResult]:

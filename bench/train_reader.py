@@ -81,17 +81,42 @@ def build(model_dir: str, rank: int, alpha: float) -> Reader:
     }
     missing, _ = bert.load_state_dict(weights, strict=False)
     assert not [m for m in missing if "pooler" not in m], missing
-    for p in bert.parameters():
+    add_lora(bert, bert.encoder.layer, rank, alpha)
+    return Reader(bert)
+
+
+def add_lora(model: nn.Module, layers, rank: int, alpha: float) -> None:
+    """Freeze ``model``, then train low-rank deltas on the ``TARGETS`` linears of each of ``layers``
+    (layers of ``model``) and every layer norm of ``model``. bench/train_span_reader.py adapts its
+    top layers the same way, so the reader's loader merges both files alike."""
+    for p in model.parameters():
         p.requires_grad = False
-    for layer in bert.encoder.layer:
+    for layer in layers:
         for name in TARGETS:
             parent_name, _, leaf = name.rpartition(".")
             parent = layer.get_submodule(parent_name)
             setattr(parent, leaf, LoRALinear(getattr(parent, leaf), rank, alpha))
-    for name, p in bert.named_parameters():
+    for name, p in model.named_parameters():
         if "LayerNorm" in name:
             p.requires_grad = True
-    return Reader(bert)
+
+
+def optimiser_for(params: list[nn.Parameter], lr: float, steps: int):
+    """AdamW with a linear warm-up over the first tenth of ``steps``, then a linear decay to zero."""
+    optimiser = torch.optim.AdamW(params, lr=lr, weight_decay=0.01)
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimiser, lambda s: min(1.0, (s + 1) / max(1, steps // 10)) * max(0.0, 1 - s / steps)
+    )
+    return optimiser, schedule
+
+
+def descend(loss: torch.Tensor, params: list[nn.Parameter], optimiser, schedule) -> None:
+    """One step down ``loss``, its gradient clipped to norm 1."""
+    optimiser.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(params, 1.0)
+    optimiser.step()
+    schedule.step()
 
 
 def shipped_state(model: Reader) -> dict[str, torch.Tensor]:
@@ -171,13 +196,10 @@ def collate(batch: list[dict], device) -> dict[str, torch.Tensor]:
 def train(model: Reader, data: list[dict], args, device, log) -> None:
     model.to(device).train()
     params = [p for p in model.parameters() if p.requires_grad]
-    optimiser = torch.optim.AdamW(params, lr=args.lr, weight_decay=0.01)
     steps = args.epochs * math.ceil(len(data) / args.batch)
     if args.max_steps:
         steps = min(steps, args.max_steps)
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimiser, lambda s: min(1.0, (s + 1) / max(1, steps // 10)) * max(0.0, 1 - s / steps)
-    )
+    optimiser, schedule = optimiser_for(params, args.lr, steps)
     rng = random.Random(args.seed)
     step, started = 0, time.time()
     while step < steps:
@@ -199,12 +221,7 @@ def train(model: Reader, data: list[dict], args, device, log) -> None:
                 token_logits.float(), b["token_target"], reduction="none"
             )
             loss_e = (token_loss * b["token_mask"]).sum() / b["token_mask"].sum().clamp(min=1)
-            loss = loss_a + args.evidence_weight * loss_e
-            optimiser.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(params, 1.0)
-            optimiser.step()
-            schedule.step()
+            descend(loss_a + args.evidence_weight * loss_e, params, optimiser, schedule)
             step += 1
             if step % 200 == 0 or step == steps:
                 log(

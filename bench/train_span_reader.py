@@ -42,7 +42,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
 from retrieval_quality import DATA  # noqa: E402
-from train_reader import TARGETS, LoRALinear  # noqa: E402
+from train_reader import TARGETS, add_lora, descend, optimiser_for  # noqa: E402
 
 from qa.pipeline.reading.reader import READER_WEIGHTS, PassageReader  # noqa: E402
 
@@ -137,16 +137,7 @@ class SpanTop(nn.Module):
     def __init__(self, layers: list[nn.Module], rank: int, alpha: float) -> None:
         super().__init__()
         self.layers = nn.ModuleList(copy.deepcopy(layer) for layer in layers)
-        for p in self.layers.parameters():
-            p.requires_grad = False
-        for layer in self.layers:
-            for name in TARGETS:
-                parent_name, _, leaf = name.rpartition(".")
-                parent = layer.get_submodule(parent_name)
-                setattr(parent, leaf, LoRALinear(getattr(parent, leaf), rank, alpha))
-        for name, p in self.layers.named_parameters():
-            if "LayerNorm" in name:
-                p.requires_grad = True
+        add_lora(self.layers, self.layers, rank, alpha)
         self.span = nn.Linear(layers[0].output.dense.out_features, 2)
 
     def forward(self, hidden: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -235,11 +226,8 @@ def train(args) -> None:
     )
     top = SpanTop(list(model.encoder.layer[bottom:]), args.rank, args.alpha)
     params = [p for p in top.parameters() if p.requires_grad]
-    optimiser = torch.optim.AdamW(params, lr=args.lr, weight_decay=0.01)
     steps = args.epochs * len(cached)
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimiser, lambda s: min(1.0, (s + 1) / max(1, steps // 10)) * max(0.0, 1 - s / steps)
-    )
+    optimiser, schedule = optimiser_for(params, args.lr, steps)
     top.train()
     step, train_started = 0, time.time()
     for _epoch in range(args.epochs):
@@ -253,11 +241,7 @@ def train(args) -> None:
                 nn.functional.cross_entropy(start_logits, b["start"])
                 + nn.functional.cross_entropy(end_logits, b["end"])
             ) / 2
-            optimiser.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(params, 1.0)
-            optimiser.step()
-            schedule.step()
+            descend(loss, params, optimiser, schedule)
             step += 1
             if step % 20 == 0 or step == steps:
                 print(

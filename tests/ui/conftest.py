@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.browser import CHROMIUM_ARGS
 from documents import services as document_services
 from documents.models import Document
 from tests.conftest import wait_for
@@ -15,16 +16,6 @@ DEMO_CORPUS = Path(__file__).resolve().parents[2] / "documents" / "demo_corpus"
 PASSWORD = "correct horse battery"  # tests.factories.UserFactory's
 # A preset that needs neither an LLM nor reranker weights, whose trace has BM25, dense and fused scores.
 PRESET = "hybrid"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 
 def ingest_in_process(corpus, embedder, paths) -> list[Document]:

@@ -14,12 +14,13 @@ import re
 
 import pytest
 
+from bench.browser import CHROMIUM_ARGS, annotate_item
 from review.benchmark_files import ImportPlan
 from review.models import Assignment, GoldCase
 from review.services.benchmarks import benchmark_import
 from tests.review.conftest import case
 from tests.review.helpers import GDP, MUSCAT, OMAN, PORT, STAFF, ScriptedAnswers, make_document
-from tests.ui.conftest import CHROMIUM_ARGS, PASSWORD
+from tests.ui.conftest import PASSWORD
 from tests.ui.test_browser import expect, snap
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -85,33 +86,6 @@ def session_of(chromium, live_server, user):
     page.get_by_role("button", name="Sign in").click()
     page.wait_for_url(f"{live_server.url}/tasks/")
     return page
-
-
-def annotate_item(page, label: str, document: str, sentences: list[str], reference: str) -> None:
-    """Answer the open item as an annotator would: open its document, click the evidence, label, save.
-
-    bench/annotation_time.py times this very function on analyst-bench questions.
-    """
-    page.wait_for_url(re.compile(r"/tasks/assignments/\d+/$"))
-    if document:
-        chooser = page.get_by_label(re.compile("^Open a document of"))
-        # Options read "<external id>: <title>" where the title differs from the id.
-        option = chooser.locator("option", has_text=re.compile(rf"^{re.escape(document)}(:|$)")).first
-        chooser.select_option(option.get_attribute("value"))
-        page.get_by_role("button", name="Open", exact=True).click()
-        expect()(page.locator("#evidence-list h3", has_text=document)).to_be_visible()
-        for text in sentences:
-            row = page.locator("#evidence-list li", has_text=text).first
-            row.click()
-            expect()(row).to_have_class(re.compile(r"\bselected\b"))
-    n = len(sentences)
-    expect()(page.locator("#evidence-count")).to_have_text(
-        f"{n} evidence sentence{'' if n == 1 else 's'} selected."
-    )
-    page.get_by_label(label, exact=True).check()
-    page.get_by_label("Reference answer").fill(reference)
-    page.get_by_role("button", name="Save and go to the next").click()
-    expect()(page.locator(".messages")).to_contain_text("Saved your answer to ")
 
 
 def annotate_queue(page, answers: dict, who: str) -> None:

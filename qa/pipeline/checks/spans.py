@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from qa.pipeline.checks.verification import AnswerSpan, VerificationResult, Verifier
 from qa.pipeline.core.protocols import SpanReader
 from qa.pipeline.drafting.generation import DraftSentence
+from qa.pipeline.reading.answer_spans import encode_contexts
 from qa.pipeline.search.embedding import ModelNotAvailable
 
 if TYPE_CHECKING:
@@ -88,21 +89,11 @@ class TransformersSpanReader:
     def best_spans(self, question: str, contexts: Sequence[str]) -> list[tuple[int, int, float] | None]:
         if not contexts:
             return []
-        encoded = self.tokenizer(
-            [question] * len(contexts),
-            list(contexts),
-            truncation="only_second",
-            max_length=self.max_length,
-            padding=True,
-            return_offsets_mapping=True,
-            return_tensors="pt",
-        )
-        offsets = encoded.pop("offset_mapping").tolist()
+        encoded = encode_contexts(self.tokenizer, question, contexts, max_length=self.max_length)
         with self._lock, self.torch.inference_mode():
-            output = self.model(**encoded)
+            output = self.model(**encoded.inputs)
         found: list[tuple[int, int, float] | None] = []
-        for row in range(len(contexts)):
-            in_context = [sequence == 1 for sequence in encoded.sequence_ids(row)]
+        for row, in_context in enumerate(encoded.in_context):
             span = best_span(
                 output.start_logits[row].tolist(),
                 output.end_logits[row].tolist(),
@@ -113,7 +104,7 @@ class TransformersSpanReader:
                 found.append(None)
                 continue
             first, last, score = span
-            found.append((offsets[row][first][0], offsets[row][last][1], round(score, 4)))
+            found.append((*encoded.characters(row, first, last), round(score, 4)))
         return found
 
 

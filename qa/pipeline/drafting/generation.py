@@ -159,7 +159,7 @@ class ExtractiveGenerator:
                 return Draft((), tuple(context), notes=(_no_subject_note(question),))
 
         relevance = self._relevance(question, candidates)
-        scores, lexical, vectors = relevance.scores, relevance.lexical, relevance.vectors
+        scores = relevance.scores
         order = [int(i) for i in np.argsort(-scores, kind="stable")]
         best = float(scores[order[0]])
         if best < self.settings.min_relevance:
@@ -209,30 +209,57 @@ class ExtractiveGenerator:
         own = [i for i in order if candidates[i].document_id == focus] if focus else order
         by_part = _best_for_parts(question, own, relevance) if shaped else []
         chosen = stating if only_amounts else list(dict.fromkeys([order[0], *stating, *timed, *by_part]))
-        limit = len(stating) if only_amounts else self.settings.max_sentences
-
-        period = asked_period(question) if self.settings.same_time else None
-        for i in order:
-            if len(chosen) >= min(limit, self.settings.max_sentences):
-                break
-            if i in chosen or self._duplicates(i, chosen, candidates, vectors):
-                continue
-            if period is not None and about_another_time(candidates[i].text, period):
-                continue
-            if self.settings.focus_document and passages and candidates[i].document_id != focus:
-                continue
-            relevant = scores[i] >= self.settings.relative_floor * best
-            padding = (
-                len(chosen) < self.settings.min_sentences
-                and lexical[i] > 0
-                and scores[i] >= self.settings.padding_floor * best
-            )
-            if relevant or padding:
-                chosen.append(i)
-
+        chosen = self._join_relevant(
+            question,
+            chosen,
+            order,
+            candidates,
+            relevance,
+            best=best,
+            limit=len(stating) if only_amounts else self.settings.max_sentences,
+            only_document=focus if self.settings.focus_document and passages else None,
+        )
         picked = _in_reading_order([candidates[i] for i in chosen], context)
         notes = tuple(f"selected {candidates[i].id} relevance {scores[i]:.3f}" for i in chosen)
         return Draft(tuple(DraftSentence(s.text, (s,)) for s in picked), tuple(context), notes=notes)
+
+    def _join_relevant(
+        self,
+        question: str,
+        chosen: list[int],
+        order: list[int],
+        candidates: Sequence[SourceSentence],
+        relevance: _Relevance,
+        *,
+        best: float,
+        limit: int,
+        only_document: str | None,
+    ) -> list[int]:
+        """``chosen`` (the sentences the answer must hold) and after them, in ``order``, each sentence
+        whose relevance is ``relative_floor`` of ``best``'s, or that makes up ``min_sentences``, until
+        there are ``limit`` (never over ``max_sentences``). None joins that repeats a chosen one, is
+        about another time than the one asked (``same_time``) or, given ``only_document``, comes
+        from another document."""
+        settings, scores = self.settings, relevance.scores
+        period = asked_period(question) if settings.same_time else None
+        for i in order:
+            if len(chosen) >= min(limit, settings.max_sentences):
+                break
+            if i in chosen or self._duplicates(i, chosen, candidates, relevance.vectors):
+                continue
+            if period is not None and about_another_time(candidates[i].text, period):
+                continue
+            if only_document is not None and candidates[i].document_id != only_document:
+                continue
+            relevant = scores[i] >= settings.relative_floor * best
+            padding = (
+                len(chosen) < settings.min_sentences
+                and relevance.lexical[i] > 0
+                and scores[i] >= settings.padding_floor * best
+            )
+            if relevant or padding:
+                chosen.append(i)
+        return chosen
 
     def _relevance(self, question: str, candidates: Sequence[SourceSentence]) -> _Relevance:
         """Each candidate's relevance: embedding similarity blended with rarity-weighted word overlap."""

@@ -2,8 +2,8 @@
 
 What a question asks for (``questions``), named entities and parts of speech (``entities``), the
 times and sources a question names and the analyst's date and source scope (``dates``), and the
-passage reader (``reader``, its weights in ``models/``). Which retrieved documents are about
-what the question names (``subjects``).
+passage reader (``reader``, its weights in ``models/``) and what every extractive reader shares
+(``answer_spans``). Which retrieved documents are about what the question names (``subjects``).
 
 May import: qa.pipeline.search, qa.pipeline.core (and the standard library and installed
 packages; never Django, Celery or app code). Must not import: qa.pipeline.flow,

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from qa.pipeline.reading.answer_spans import encode_contexts
 from qa.pipeline.search.embedding import ModelNotAvailable, bundled_minilm_path
 
 READER_WEIGHTS = Path(__file__).with_name("models") / "reader.safetensors"
@@ -225,25 +226,16 @@ class SpanReader:
         if not contexts:
             return []
         torch = self.torch
-        encoded = self.tokenizer(
-            [question] * len(contexts),
-            list(contexts),
-            truncation="only_second",
-            max_length=self.max_len,
-            padding=True,
-            return_offsets_mapping=True,
-            return_tensors="pt",
-        )
-        offsets = encoded.pop("offset_mapping").tolist()
+        encoded = encode_contexts(self.tokenizer, question, contexts, max_length=self.max_len)
         with self._lock, torch.inference_mode(), _torch_threads(torch, self.threads):
-            states = self.model(**encoded).last_hidden_state
+            states = self.model(**encoded.inputs).last_hidden_state
             logits = states @ self.head[0].T + self.head[1]
         start_logits, end_logits = logits[..., 0], logits[..., 1]
         n = start_logits.shape[1]
         width = torch.ones(n, n, dtype=torch.bool).triu().tril(self.max_answer_tokens - 1)
         found = []
-        for row in range(len(contexts)):
-            inside = torch.tensor([s == 1 for s in encoded.sequence_ids(row)])
+        for row, in_context in enumerate(encoded.in_context):
+            inside = torch.tensor(in_context)
             allowed = width & inside[:, None] & inside[None, :]
             pair = (start_logits[row][:, None] + end_logits[row][None, :]).masked_fill(
                 ~allowed, float("-inf")
@@ -251,7 +243,7 @@ class SpanReader:
             best = int(pair.argmax())
             first, last = divmod(best, n)
             margin = float(pair[first, last]) - float(start_logits[row, 0] + end_logits[row, 0])
-            found.append((offsets[row][first][0], offsets[row][last][1], round(margin, 4)))
+            found.append((*encoded.characters(row, first, last), round(margin, 4)))
         return found
 
     def best_spans(self, question: str, contexts: Sequence[str]) -> list[tuple[int, int, float] | None]:

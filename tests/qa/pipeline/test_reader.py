@@ -11,7 +11,7 @@ import pytest
 
 from qa.pipeline.checks.answerability import SignalAnswerability, load_model
 from qa.pipeline.core.model_parts import build_models
-from qa.pipeline.reading.reader import DEFAULT_THREADS, PassageReader
+from qa.pipeline.reading.reader import DEFAULT_THREADS, PassageReader, SpanReader
 from qa.pipeline.search.embedding import ModelNotAvailable
 
 BRIDGE_TITLE = "The Old Harbour Bridge"
@@ -89,3 +89,42 @@ def test_the_reader_reads_on_one_thread_unless_the_factory_is_told_otherwise():
     assert DEFAULT_THREADS == 1
     assert build_models().reader.threads == 1
     assert build_models(reader_threads=0).reader.threads == 0
+
+
+@pytest.fixture(scope="module")
+def span_reader(tmp_path_factory) -> SpanReader:
+    # No span reader ships (docs/readers.md): a head of fixed random weights in its file format
+    # reads like a trained one as far as offsets and the no-answer threshold go.
+    import torch
+    from safetensors.torch import save_file
+
+    generator = torch.Generator().manual_seed(7)
+    path = tmp_path_factory.mktemp("span-reader") / "span.safetensors"
+    head = {
+        "span.weight": torch.randn(2, 384, generator=generator),
+        "span.bias": torch.randn(2, generator=generator),
+    }
+    save_file(head, str(path), metadata={"null_threshold": "0.5", "trained_on": '"a test head"'})
+    return SpanReader(path)
+
+
+def test_our_span_reader_marks_characters_inside_each_context(span_reader):
+    contexts = [" ".join(BRIDGE), BRIDGE[1], "Muscat."]
+    scored = span_reader.span_scores(QUESTION, contexts)
+    assert len(scored) == len(contexts)
+    for context, (start, end, _) in zip(contexts, scored, strict=True):
+        assert 0 <= start < end <= len(context)
+        assert context[start:end].strip() == context[start:end]  # whole word pieces, no padding
+
+
+def test_our_span_reader_answers_only_where_a_span_beats_no_answer_by_its_threshold(span_reader):
+    contexts = [" ".join(BRIDGE), BRIDGE[1], "Muscat."]
+    scored = span_reader.span_scores(QUESTION, contexts)
+    spans = span_reader.best_spans(QUESTION, contexts)
+    assert span_reader.null_threshold == 0.5
+    for (start, end, score), span in zip(scored, spans, strict=True):
+        if score > 0.5:
+            assert span == (start, end, pytest.approx(score - 0.5, abs=1e-4))
+        else:
+            assert span is None
+    assert span_reader.span_scores(QUESTION, []) == [] and span_reader.best_spans(QUESTION, []) == []
