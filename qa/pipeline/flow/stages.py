@@ -279,14 +279,8 @@ def _start_answering(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[Scor
         passages=passages,
         lacking=lacking,
         lacks_too_much=lacks_too_much,
-        doubted_missing=lambda: turns.doubted_reference(run.conversation, e.lacking) if clarifies else None,
         missing_refusal=lambda: turns.refusal_for_missing(e.before.verdict, e.lacking, documents, models),
         missing=missing,
-        reading_only_doubt=lambda: (
-            turns.doubted_reference(run.conversation, e.missing)
-            if clarifies and turns.only_the_reading(run.conversation, e.missing)
-            else None
-        ),
         early_refusal=early,
     )
     decision = reply_rules.decide("before", e, pipeline.config.answer.rules_off)
