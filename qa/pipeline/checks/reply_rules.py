@@ -74,13 +74,6 @@ def _rule(name: str, phase: Phase, reads: tuple[str, ...], decides: ReplyKind):
 # --- before the answer is composed, in the order they are tried -----------------------------------
 
 
-@_rule("ambiguous_reference", "before", ("question", "conversation", "passages"), "ask_back")
-def _ambiguous_reference(e: Evidence):
-    """A reference the passages fit several ways ("the fast food chain" over four chains) is the asker's to
-    settle."""
-    return e.ambiguous_reference
-
-
 @_rule("unresolved_reference", "before", ("question", "conversation", "passages"), "ask_back")
 def _unresolved_reference(e: Evidence):
     """A turn that points at nothing the conversation named cannot be searched as meant."""
@@ -137,7 +130,6 @@ def _answer_in_part(e: Evidence):
 
 
 RULES: tuple[Rule, ...] = (
-    _ambiguous_reference,
     _unresolved_reference,
     _doubted_reading,
     _unanswerable,
@@ -149,13 +141,14 @@ RULES: tuple[Rule, ...] = (
 )
 # Not a rule of the table but a switch on who decides: on a follow-up judged by the signal
 # answerability, the fitted turn-kind model (qa.pipeline.dialogue.turn_kind) decides ask back / refuse /
-# answer in place of the "before" rules; ambiguous_reference still overrules its "answer".
+# answer in place of the "before" rules; a reference the passages fit several ways
+# (``turns.ambiguous_reference``) still overrules its "answer", as part of that decision.
 TURN_KIND_MODEL = "turn_kind_model"
 RULE_NAMES: tuple[str, ...] = (*(rule.name for rule in RULES), TURN_KIND_MODEL)
 # Rules deleted because switching them off changed no reply beyond the noise on any set of the tuning
 # suite (docs/reply.md, "Deleted rules"). A stored configuration may still name them in rules_off: the
 # name is dropped, since a deleted rule is off.
-DELETED_RULES: tuple[str, ...] = ("doubted_missing", "only_the_reading")
+DELETED_RULES: tuple[str, ...] = ("ambiguous_reference", "doubted_missing", "only_the_reading")
 
 
 def checked_rules_off(names: Iterable[str]) -> tuple[str, ...]:

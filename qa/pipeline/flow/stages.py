@@ -264,11 +264,6 @@ def _start_answering(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[Scor
         return early_refusal(e.passages, pipeline.answer_parts.config, retrieval_confidence(ranked))
 
     e = _Evidence(
-        ambiguous_reference=lambda: (
-            turns.ambiguous_reference(run.question, run.conversation, ranked, models=models)
-            if clarifies
-            else None
-        ),
         unresolved_reference=lambda: (
             turns.clarification(run.question, run.conversation, ranked, models=models) if clarifies else None
         ),
@@ -413,9 +408,9 @@ def _learned_turn(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[ScoredP
     run = replace(run, turn_kind=decided)
     # "the fast food chain" over passages about four chains is a choice only the asker can make,
     # whatever the model makes of the signals (which see no such reference in a first turn's style).
-    ambiguous = None
-    if "ambiguous_reference" not in pipeline.config.answer.rules_off:
-        ambiguous = turns.ambiguous_reference(run.question, run.conversation, ranked, models=pipeline.models)
+    # On first questions the same check, a rule of the table, was deleted: it changed no reply beyond
+    # the noise on any set (docs/reply.md); here it is part of the turn-kind decision.
+    ambiguous = turns.ambiguous_reference(run.question, run.conversation, ranked, models=pipeline.models)
     if decided.clarifies:
         clarify = ambiguous or turns.clarifying_question(
             run.question, run.conversation, ranked, models=pipeline.models

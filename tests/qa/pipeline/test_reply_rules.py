@@ -32,9 +32,10 @@ REFUSAL, ASK = object(), object()
 # (evidence, rules off, phase) -> the rule that decides (None: answer in full)
 CASES = [
     ({}, (), "before", None),
-    ({"ambiguous_reference": ASK, "unresolved_reference": ASK}, (), "before", "ambiguous_reference"),
-    ({"ambiguous_reference": ASK, "unresolved_reference": ASK}, ("ambiguous_reference",), "before",
-     "unresolved_reference"),
+    ({"unresolved_reference": ASK, "answerability_refuses": True, "answerability_refusal": REFUSAL}, (),
+     "before", "unresolved_reference"),
+    ({"unresolved_reference": ASK, "answerability_refuses": True, "answerability_refusal": REFUSAL},
+     ("unresolved_reference",), "before", "unanswerable"),
     ({"answerability_refuses": True, "doubted_reading": ASK, "answerability_refusal": REFUSAL}, (), "before",
      "doubted_reading"),
     ({"answerability_refuses": True, "doubted_reading": ASK, "answerability_refusal": REFUSAL},
@@ -64,7 +65,7 @@ def test_the_first_rule_on_whose_condition_holds_decides(evidence, off, phase, r
     assert (decision.rule if decision else None) == rule
     if decision is not None:
         assert decision.detail is evidence[{
-            "ambiguous_reference": "ambiguous_reference", "unresolved_reference": "unresolved_reference",
+            "unresolved_reference": "unresolved_reference",
             "doubted_reading": "doubted_reading", "unanswerable": "answerability_refusal",
             "missing_words": "missing_refusal", "weak_retrieval": "early_refusal",
             "answer_check": "check_refusal", "doubted_guess": "doubted_guess", "answer_in_part": "missing",
@@ -103,7 +104,7 @@ def test_a_stored_configuration_naming_a_deleted_rule_still_loads_without_it():
     stored = get_preset("default").to_dict()
     stored["answer"] = {
         **stored["answer"],
-        "rules_off": ["only_the_reading", "answer_check", "doubted_missing"],
+        "rules_off": ["only_the_reading", "answer_check", "ambiguous_reference", "doubted_missing"],
     }
     assert PipelineConfig.from_dict(stored).answer.rules_off == ("answer_check",)
     assert not set(reply_rules.DELETED_RULES) & set(reply_rules.RULE_NAMES)
