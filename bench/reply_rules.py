@@ -1,7 +1,8 @@
 """Each reply rule's effect: the tuning suite with every rule on, and with each rule switched off.
 
-    .venv/bin/python -m bench reply_rules                 # the sample sizes below
-    .venv/bin/python -m bench.reply_rules --sets genre,clapnq --clapnq-every 5
+    .venv/bin/python -m bench reply_rules     # the sample sizes below (~40 min on a shared 2-core machine)
+    .venv/bin/python -m bench.reply_rules --sets mtrag --rules-off turn_kind_model  # rules decide follow-ups
+    .venv/bin/python -m bench.reply_rules --sets genre,clapnq --clapnq-every 5      # a quick look
 
 The rules are qa.pipeline.checks.reply_rules.RULES (plus ``turn_kind_model``, the switch that lets the
 fitted turn-kind model decide follow-ups). The table is walked first match first, so switching a
@@ -179,7 +180,10 @@ def mtrag_sample(per_collection: int) -> Sample:
     def answer(config, case: Case):
         return answerers[case.id.split(":", 1)[0]](config, case)
 
-    size = f"{per_collection} seeded train turns from each of {len(answerers)} collections: {len(cases)}"
+    size = (
+        f"up to {per_collection} seeded train turns from each of {len(answerers)} collections "
+        f"(all of one with fewer): {len(cases)}"
+    )
     return Sample("MTRAG-UN train", size, cases, answer)
 
 
@@ -240,9 +244,12 @@ def ablate(sample: Sample, config, dump: dict | None = None) -> dict:
         "right_all_on": sum(right.values()) / len(sample.cases),
         "rules": {},
     }
+    base_off = tuple(config.answer.rules_off)
     for name in reply_rules.RULE_NAMES:
+        if name in base_off:
+            continue
         affected = [c for c in sample.cases if name in rules[c.id]]
-        off = replace(config, answer=replace(config.answer, rules_off=(name,)))
+        off = replace(config, answer=replace(config.answer, rules_off=(*base_off, name)))
         deltas = {c.id: 0 for c in sample.cases}
         changed = []
         for case in affected:
@@ -269,6 +276,8 @@ def print_table(results: dict) -> None:
     names = list(results)
     print("rule".ljust(22) + "".join(f"{n[:22]:>26}" for n in names))
     for rule in reply_rules.RULE_NAMES:
+        if any(rule not in results[n]["rules"] for n in names):
+            continue
         cells = []
         for n in names:
             r = results[n]["rules"][rule]
@@ -289,15 +298,24 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--preset", default="default")
     parser.add_argument("--sets", default=",".join(SETS), help=f"any of {', '.join(SETS)}")
-    parser.add_argument("--clapnq-every", type=int, default=5)
-    parser.add_argument("--squad-articles", type=int, default=2)
-    parser.add_argument("--squad-questions", type=int, default=40)
+    parser.add_argument("--clapnq-every", type=int, default=1)
+    parser.add_argument("--squad-articles", type=int, default=4)
+    parser.add_argument("--squad-questions", type=int, default=200)
     parser.add_argument("--analyst-distractors", type=int, default=30)
-    parser.add_argument("--mtrag-per-collection", type=int, default=10)
+    parser.add_argument("--mtrag-per-collection", type=int, default=40)
+    parser.add_argument(
+        "--rules-off",
+        default="",
+        help="rules off in every run, the baseline included (comma-separated): e.g. turn_kind_model, "
+        "to measure the rules on follow-ups as they decide them where the turn-kind model does not "
+        "(an LLM answerability judge, turns.learned off)",
+    )
     parser.add_argument("--out", default=str(RESULTS))
     parser.add_argument("--dump", help="write every reply with all rules on here (JSON)")
     args = parser.parse_args(argv)
     config = get_preset(args.preset)
+    base_off = tuple(name for name in args.rules_off.split(",") if name)
+    config = replace(config, answer=replace(config.answer, rules_off=base_off))
     builders = {
         "genre": lambda: genre_sample(config),
         "clapnq": lambda: clapnq_sample(args.clapnq_every),
@@ -308,7 +326,12 @@ def main(argv: list[str] | None = None) -> None:
     out = Path(args.out)
     results: dict = {}
     dump: dict | None = {} if args.dump else None
-    report = {"preset": args.preset, "rules": reply_rules.rules_table(), "sets": results}
+    report = {
+        "preset": args.preset,
+        "rules_off": list(config.answer.rules_off),
+        "rules": reply_rules.rules_table(),
+        "sets": results,
+    }
     for name in args.sets.split(","):
         sample = builders[name]()
         results[sample.name] = ablate(sample, config, dump)

@@ -10,7 +10,9 @@ refusals made while composing (``answering.conclude``, generation's own), ``answ
 and the learned turn kind's decisions on follow-ups (switched off whole by ``turn_kind_model``).
 
 Each rule can be switched off by name in a preset (``answer.rules_off``), for ablation
-(``python -m bench reply_rules`` measures each rule's effect; docs/reply.md shows the figures).
+(``python -m bench reply_rules`` measures each rule's effect; a rule whose removal changes no reply
+beyond the noise on any set of the tuning suite is deleted, unless a conversation or probe test a user
+would notice needs it; docs/reply.md shows the figures and which rules were kept on that ground).
 A rule switched off is skipped as if its condition never held, so the next rule decides.
 
 Evidence is read lazily: a rule's condition is only computed when every rule before it let the
@@ -72,13 +74,6 @@ def _rule(name: str, phase: Phase, reads: tuple[str, ...], decides: ReplyKind):
 # --- before the answer is composed, in the order they are tried -----------------------------------
 
 
-@_rule("ambiguous_reference", "before", ("question", "conversation", "passages"), "ask_back")
-def _ambiguous_reference(e: Evidence):
-    """A reference the passages fit several ways ("the fast food chain" over four chains) is the asker's to
-    settle."""
-    return e.ambiguous_reference
-
-
 @_rule("unresolved_reference", "before", ("question", "conversation", "passages"), "ask_back")
 def _unresolved_reference(e: Evidence):
     """A turn that points at nothing the conversation named cannot be searched as meant."""
@@ -98,25 +93,11 @@ def _unanswerable(e: Evidence):
     return e.answerability_refusal if e.answerability_refuses else None
 
 
-@_rule("doubted_missing", "before", ("focus words the passages lack", "rewrite"), "ask_back")
-def _doubted_missing(e: Evidence):
-    """When the words the passages lack are the rewrite's reading of a reference, ask which is meant rather
-    than refuse."""
-    return e.doubted_missing if e.lacks_too_much else None
-
-
 @_rule("missing_words", "before", ("focus words the passages lack", "answerability"), "refuse")
 def _missing_words(e: Evidence):
     """Refuse when the passages lack several focus words (or a name the question asks about) and
     answerability is low."""
     return e.missing_refusal if e.lacks_too_much else None
-
-
-@_rule("only_the_reading", "before", ("missing parts", "rewrite"), "ask_back")
-def _only_the_reading(e: Evidence):
-    """When all an answer in part would name as missing is the rewrite's reading of a reference, ask about
-    it instead."""
-    return e.reading_only_doubt
 
 
 @_rule("weak_retrieval", "before", ("retrieval confidence",), "refuse")
@@ -149,13 +130,10 @@ def _answer_in_part(e: Evidence):
 
 
 RULES: tuple[Rule, ...] = (
-    _ambiguous_reference,
     _unresolved_reference,
     _doubted_reading,
     _unanswerable,
-    _doubted_missing,
     _missing_words,
-    _only_the_reading,
     _weak_retrieval,
     _answer_check,
     _doubted_guess,
@@ -163,15 +141,20 @@ RULES: tuple[Rule, ...] = (
 )
 # Not a rule of the table but a switch on who decides: on a follow-up judged by the signal
 # answerability, the fitted turn-kind model (qa.pipeline.dialogue.turn_kind) decides ask back / refuse /
-# answer in place of the "before" rules; ambiguous_reference still overrules its "answer".
+# answer in place of the "before" rules; a reference the passages fit several ways
+# (``turns.ambiguous_reference``) still overrules its "answer", as part of that decision.
 TURN_KIND_MODEL = "turn_kind_model"
 RULE_NAMES: tuple[str, ...] = (*(rule.name for rule in RULES), TURN_KIND_MODEL)
+# Rules deleted because switching them off changed no reply beyond the noise on any set of the tuning
+# suite (docs/reply.md, "Deleted rules"). A stored configuration may still name them in rules_off: the
+# name is dropped, since a deleted rule is off.
+DELETED_RULES: tuple[str, ...] = ("ambiguous_reference", "doubted_missing", "only_the_reading")
 
 
 def checked_rules_off(names: Iterable[str]) -> tuple[str, ...]:
     """``names`` as a tuple in table order; ValueError naming the unknown ones and listing the rules."""
     given = tuple(names) if not isinstance(names, str) else (names,)
-    unknown = [name for name in given if name not in RULE_NAMES]
+    unknown = [name for name in given if name not in RULE_NAMES and name not in DELETED_RULES]
     if unknown:
         raise ValueError(
             f"rules_off: no reply rule named {', '.join(map(repr, unknown))}; "

@@ -28,11 +28,10 @@ from qa.pipeline.core.protocols import EntityTagger, PartOfSpeechTagger
 from qa.pipeline.core.text import META_WORDS, STOPWORDS, content_words, stem, words
 from qa.pipeline.core.types import UNSUPPORTED, Answer, AnswerSentence, ScoredPassage
 from qa.pipeline.dialogue.conversation import Rewrite, rewrite
-from qa.pipeline.dialogue.turn_kind import (  # noqa: F401 - names_missing and only_the_reading are used through turns
+from qa.pipeline.dialogue.turn_kind import (
     named_of_kind,
     names_missing,
     names_too_little,
-    only_the_reading,
     words_put_in,
 )
 

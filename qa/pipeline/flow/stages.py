@@ -264,11 +264,6 @@ def _start_answering(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[Scor
         return early_refusal(e.passages, pipeline.answer_parts.config, retrieval_confidence(ranked))
 
     e = _Evidence(
-        ambiguous_reference=lambda: (
-            turns.ambiguous_reference(run.question, run.conversation, ranked, models=models)
-            if clarifies
-            else None
-        ),
         unresolved_reference=lambda: (
             turns.clarification(run.question, run.conversation, ranked, models=models) if clarifies else None
         ),
@@ -279,14 +274,8 @@ def _start_answering(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[Scor
         passages=passages,
         lacking=lacking,
         lacks_too_much=lacks_too_much,
-        doubted_missing=lambda: turns.doubted_reference(run.conversation, e.lacking) if clarifies else None,
         missing_refusal=lambda: turns.refusal_for_missing(e.before.verdict, e.lacking, documents, models),
         missing=missing,
-        reading_only_doubt=lambda: (
-            turns.doubted_reference(run.conversation, e.missing)
-            if clarifies and turns.only_the_reading(run.conversation, e.missing)
-            else None
-        ),
         early_refusal=early,
     )
     decision = reply_rules.decide("before", e, pipeline.config.answer.rules_off)
@@ -419,9 +408,9 @@ def _learned_turn(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[ScoredP
     run = replace(run, turn_kind=decided)
     # "the fast food chain" over passages about four chains is a choice only the asker can make,
     # whatever the model makes of the signals (which see no such reference in a first turn's style).
-    ambiguous = None
-    if "ambiguous_reference" not in pipeline.config.answer.rules_off:
-        ambiguous = turns.ambiguous_reference(run.question, run.conversation, ranked, models=pipeline.models)
+    # On first questions the same check, a rule of the table, was deleted: it changed no reply beyond
+    # the noise on any set (docs/reply.md); here it is part of the turn-kind decision.
+    ambiguous = turns.ambiguous_reference(run.question, run.conversation, ranked, models=pipeline.models)
     if decided.clarifies:
         clarify = ambiguous or turns.clarifying_question(
             run.question, run.conversation, ranked, models=pipeline.models

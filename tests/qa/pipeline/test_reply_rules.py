@@ -32,9 +32,10 @@ REFUSAL, ASK = object(), object()
 # (evidence, rules off, phase) -> the rule that decides (None: answer in full)
 CASES = [
     ({}, (), "before", None),
-    ({"ambiguous_reference": ASK, "unresolved_reference": ASK}, (), "before", "ambiguous_reference"),
-    ({"ambiguous_reference": ASK, "unresolved_reference": ASK}, ("ambiguous_reference",), "before",
-     "unresolved_reference"),
+    ({"unresolved_reference": ASK, "answerability_refuses": True, "answerability_refusal": REFUSAL}, (),
+     "before", "unresolved_reference"),
+    ({"unresolved_reference": ASK, "answerability_refuses": True, "answerability_refusal": REFUSAL},
+     ("unresolved_reference",), "before", "unanswerable"),
     ({"answerability_refuses": True, "doubted_reading": ASK, "answerability_refusal": REFUSAL}, (), "before",
      "doubted_reading"),
     ({"answerability_refuses": True, "doubted_reading": ASK, "answerability_refusal": REFUSAL},
@@ -42,11 +43,10 @@ CASES = [
     ({"answerability_refuses": True, "answerability_refusal": REFUSAL}, ("unanswerable",), "before", None),
     # A reading's doubt counts only where answerability refuses.
     ({"answerability_refuses": False, "doubted_reading": ASK}, (), "before", None),
-    ({"lacks_too_much": True, "doubted_missing": ASK, "missing_refusal": REFUSAL}, (), "before",
-     "doubted_missing"),
     ({"lacks_too_much": True, "missing_refusal": REFUSAL}, (), "before", "missing_words"),
+    ({"lacks_too_much": True, "missing_refusal": REFUSAL, "early_refusal": REFUSAL}, ("missing_words",),
+     "before", "weak_retrieval"),
     ({"lacks_too_much": False, "missing_refusal": REFUSAL}, (), "before", None),
-    ({"reading_only_doubt": ASK, "early_refusal": REFUSAL}, (), "before", "only_the_reading"),
     ({"early_refusal": REFUSAL}, (), "before", "weak_retrieval"),
     ({"early_refusal": REFUSAL}, ("weak_retrieval",), "before", None),
     # The phases do not mix: an after-rule's evidence decides nothing before the answer.
@@ -65,10 +65,9 @@ def test_the_first_rule_on_whose_condition_holds_decides(evidence, off, phase, r
     assert (decision.rule if decision else None) == rule
     if decision is not None:
         assert decision.detail is evidence[{
-            "ambiguous_reference": "ambiguous_reference", "unresolved_reference": "unresolved_reference",
+            "unresolved_reference": "unresolved_reference",
             "doubted_reading": "doubted_reading", "unanswerable": "answerability_refusal",
-            "doubted_missing": "doubted_missing", "missing_words": "missing_refusal",
-            "only_the_reading": "reading_only_doubt", "weak_retrieval": "early_refusal",
+            "missing_words": "missing_refusal", "weak_retrieval": "early_refusal",
             "answer_check": "check_refusal", "doubted_guess": "doubted_guess", "answer_in_part": "missing",
         }[rule]]  # fmt: skip
 
@@ -98,6 +97,17 @@ def test_an_unknown_rule_name_is_refused_with_the_names_there_are(make):
     message = str(error.value)
     assert "'guessed_doubt'" in message and "'doubted_guess'" not in message
     assert all(name in message for name in reply_rules.RULE_NAMES)
+
+
+def test_a_stored_configuration_naming_a_deleted_rule_still_loads_without_it():
+    # A question asked with a rule off that was later deleted keeps its page and its re-run.
+    stored = get_preset("default").to_dict()
+    stored["answer"] = {
+        **stored["answer"],
+        "rules_off": ["only_the_reading", "answer_check", "ambiguous_reference", "doubted_missing"],
+    }
+    assert PipelineConfig.from_dict(stored).answer.rules_off == ("answer_check",)
+    assert not set(reply_rules.DELETED_RULES) & set(reply_rules.RULE_NAMES)
 
 
 def test_rules_off_read_back_from_a_stored_configuration():
