@@ -21,6 +21,7 @@ from qa.pipeline.core.model_parts import PipelineModels, default_models
 from qa.pipeline.core.protocols import LLM, CorpusIndex, Embedder, EntailmentModel, Retriever, SpanReader
 from qa.pipeline.dialogue.turn_kind import load_turn_model
 from qa.pipeline.flow.answering import AnswerParts, build_answer_parts
+from qa.pipeline.search.embedding import RecentVectors
 from qa.pipeline.search.pairwise import LLMPairwiseReranker
 from qa.pipeline.search.rechunk import RechunkedIndex
 from qa.pipeline.search.rerank import EvidenceReranker, Reranker
@@ -75,6 +76,12 @@ class Pipeline:
 
 
 def build_pipeline(config: PipelineConfig, *, index: CorpusIndex, clients: ModelClients) -> Pipeline:
+    # The stages encode the same sentences several times over; one memory per embedder serves them all.
+    clients = replace(
+        clients,
+        embedder=RecentVectors.around(clients.embedder),
+        search_embedder=clients.search_embedder and RecentVectors.around(clients.search_embedder),
+    )
     if config.retrieval is not None and config.retrieval.chunker is not None:
         index = RechunkedIndex(index, config.retrieval.chunker)
     reranker, reranker_notes = _reranker(config, index, clients)

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
+import weakref
 import zlib
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -224,6 +227,62 @@ class CachingEmbedder:
         partial = self.path.with_name(f"{self.path.stem}.{os.getpid()}.partial.npz")
         np.savez(partial, keys=keys, vectors=self._vectors)
         partial.replace(self.path)
+
+
+class RecentVectors:
+    """An embedder that remembers the vectors of the texts it encoded last (at most ``size``).
+
+    One question encodes the same texts several times: generation scores the passages' sentences,
+    then verification, the answer check and the sentence labels compare the answer sentences (the
+    same sentences) with the question and with their citations. The same model gives the same
+    vector for the same text, so only texts not seen lately reach the model: on analyst-bench's
+    train questions a question encoded 3.7 texts for each distinct one (bench/default_latency.py).
+    ``around(embedder)`` gives every pipeline built on one embedder the same memory, so the stages
+    of one question, and the next questions, share it. Anything else is the wrapped embedder's.
+    """
+
+    def __init__(self, inner: Embedder, size: int = 4096) -> None:
+        self.inner, self.size = inner, size
+        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @classmethod
+    def around(cls, embedder: Embedder) -> RecentVectors:
+        if isinstance(embedder, RecentVectors):
+            return embedder
+        with _SHARED_LOCK:
+            try:
+                shared = _SHARED.get(embedder)
+                if shared is None:
+                    shared = _SHARED[embedder] = cls(embedder)
+            except TypeError:  # an embedder that cannot be a key (unhashable): a memory of its own
+                return cls(embedder)
+            return shared
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        with self._lock:
+            known = {text: self._vectors[text] for text in texts if text in self._vectors}
+            for text in known:
+                self._vectors.move_to_end(text)
+        missing = [text for text in dict.fromkeys(texts) if text not in known]
+        if missing:
+            fresh = np.asarray(self.inner.encode(missing), dtype=np.float32)
+            known.update(zip(missing, fresh, strict=True))
+            with self._lock:
+                self._vectors.update(zip(missing, fresh, strict=True))
+                while len(self._vectors) > self.size:
+                    self._vectors.popitem(last=False)
+        if not texts:
+            return np.asarray(self.inner.encode([]), dtype=np.float32)
+        return np.stack([known[text] for text in texts])
+
+    def __getattr__(self, name: str):
+        return getattr(self.inner, name)
+
+
+# One memory per wrapped embedder, dropped with it.
+_SHARED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_SHARED_LOCK = threading.Lock()
 
 
 class HashingEmbedder:
