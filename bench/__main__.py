@@ -38,8 +38,17 @@ BENCHMARKS = {
     "first_question": "bench.first_question",
     "annotation_time": "bench.annotation_time",
     "reply_rules": "bench.reply_rules",
+    "default_latency": "bench.default_latency",
 }
-ON_REQUEST = {"faults", "launcher_kills", "busy", "hnsw_insert", "annotation_time", "reply_rules"}
+ON_REQUEST = {
+    "faults",
+    "launcher_kills",
+    "busy",
+    "hnsw_insert",
+    "annotation_time",
+    "reply_rules",
+    "default_latency",
+}
 
 
 def main(argv: list[str] | None = None) -> int:
