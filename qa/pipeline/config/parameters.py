@@ -62,6 +62,8 @@ class Parameter:
     choices: tuple[str, ...] = ()
     minimum: float = float("-inf")
     maximum: float = float("inf")
+    # Names a list parameter once offered: accepted and dropped, so what was saved with one loads.
+    retired: tuple[str, ...] = ()
 
     def check(self, value: object) -> object:
         """The value, typed; InvalidParameters naming this parameter when it does not fit."""
@@ -74,7 +76,8 @@ class Parameter:
             return pair
         if self.kind is list:
             names = list(value) if isinstance(value, list | tuple) else None
-            if names is None or len(set(names)) != len(names) or not set(names) <= set(self.choices):
+            known = set(self.choices) | set(self.retired)
+            if names is None or len(set(names)) != len(names) or not set(names) <= known:
                 raise InvalidParameters(
                     f"{self.name}: {value!r} is not a list of different ones of {', '.join(self.choices)}."
                 )
@@ -201,7 +204,7 @@ PARAMETERS: tuple[Parameter, ...] = (
         "rules_off", "answer", "rules_off", list, "Reply rules off",
         "Reply rules this preset skips, by name: a rule switched off never decides, so the next one "
         "does (docs/reply.md lists what each rule decides and its measured effect).",
-        choices=reply_rules.RULE_NAMES,
+        choices=reply_rules.RULE_NAMES, retired=tuple(reply_rules.DELETED_RULES),
     ),
     Parameter(
         "answer_confidence", "answer", "answer_confidence", float, "Answer confidence",

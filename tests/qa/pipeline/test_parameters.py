@@ -97,6 +97,9 @@ def test_reply_rules_are_switched_off_by_name_and_recorded_in_the_table_order():
     assert config.parameters["rules_off"] == ("unanswerable", "answer_in_part")
     assert PipelineConfig.from_dict(config.to_dict()).answer.rules_off == config.answer.rules_off
     assert parameter_values(get_preset("default"))["rules_off"] == ()
+    # A rule deleted since a team preset was saved with it off: the preset still resolves.
+    retired = apply_parameters(get_preset("default"), {"rules_off": ["doubted_missing", "answer_check"]})
+    assert retired.answer.rules_off == ("answer_check",)
 
 
 def test_a_hybrid_of_any_two_retrievers():
