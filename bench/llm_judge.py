@@ -5,8 +5,9 @@ checks off, as bench/answerability.py collects), the answerability signals, and 
 P(yes) on the top ``--passages`` passages, from the local GGUF model through
 ``LlamaCppLLM.yes_probability``. One JSON line per question is appended to
 var/llm_judge/<set>.jsonl, so a run that is stopped continues where it was.
-Questions are taken in a fixed order (even positions first, then odd), so a run cut short
-has measured "every 2nd question" before anything else.
+Questions are taken in a fixed order (``ordered``: per answerability class even positions first,
+then odd, the classes interleaved), so any prefix keeps the class balance and a run cut at half
+has measured every 2nd question of each class.
 
 Phase 2 (``report``): 5-fold cross-fitted logistic answerability models (the first-stage model of
 bench/answerability.py: ``LogisticModel`` over the signals, threshold fitted on the training folds
@@ -23,8 +24,8 @@ not run on them); the signals-alone row is fitted the same way, so the compariso
     .venv/bin/python -m bench llm_judge     # both phases on CLAPNQ-dev
 
 MTRAG-UN: the train split's tasks, each follow-up rewritten to stand alone as bench/mtrag_un.py
-does; answerable vs unanswerable only (partial and underspecified tasks are left out of the AUC
-and F1, counted in the JSON).
+does; answerable vs unanswerable only (``--kinds``: partial and underspecified tasks are not judged
+by default, as they are not scored here).
 """
 
 from __future__ import annotations
@@ -64,12 +65,18 @@ SETS = ("clapnq-dev", "mtrag-un-train")
 MIN_RECALL = 0.95
 
 
-def ordered(items: list, every: int) -> list:
-    """Even positions first, then odd: a run cut short has measured every 2nd item first.
-    ``every`` > 1 keeps only positions divisible by it."""
-    if every > 1:
-        return items[::every]
-    return items[::2] + items[1::2]
+def ordered(items: list, every: int, kind_of) -> list:
+    """Each answerability class in its own order (even positions first, then odd; or every Nth
+    only), the classes merged in proportion: any prefix of a run has the set's class balance, and
+    a run cut at half has measured every 2nd question of each class."""
+    by_kind: dict[str, list] = {}
+    for item in items:
+        by_kind.setdefault(kind_of(item), []).append(item)
+    keyed = []
+    for members in by_kind.values():
+        sequence = members[::every] if every > 1 else members[::2] + members[1::2]
+        keyed += [((i + 0.5) / len(sequence), n, item) for n, (i, item) in enumerate(enumerate(sequence))]
+    return [item for *_, item in sorted(keyed, key=lambda k: (k[0], k[1]))]
 
 
 def clapnq_questions():
@@ -103,6 +110,7 @@ def collect(args) -> None:
     from bench.retrieval_quality import CACHE, MODEL, MemoEmbedder, build
     from qa.pipeline.config.presets import get_preset
     from qa.pipeline.core.llm import LlamaCppLLM
+    from qa.pipeline.core.model_parts import default_models
     from qa.pipeline.flow.factory import ModelClients, build_pipeline
     from qa.pipeline.flow.run import PipelineRun
     from qa.pipeline.flow.runner import retrieve_stage
@@ -119,10 +127,16 @@ def collect(args) -> None:
     config = with_overrides(get_preset("default"), ["min_retrieval_confidence=null"])
     corpus_embedder = CachingEmbedder(SentenceTransformerEmbedder(), CACHE, MODEL)
     embedder = MemoEmbedder(corpus_embedder)
+    # The passage reader's signal (reader_answerable): CLAPNQ-dev's comes from the readers trained
+    # without each question's fold (bench/results/reader_heldout.json, merged in ``report``), since
+    # the shipped reader saw CLAPNQ-dev; MTRAG-UN's from the shipped reader, which saw none of it.
+    reader = default_models().reader if args.set == "mtrag-un-train" else None
     source = clapnq_questions() if args.set == "clapnq-dev" else mtrag_questions()
     groups = list(source)
     # One order over the whole set (collections one after another), cut as ordered() says.
-    plan = ordered([(g, q) for g, (_, questions) in enumerate(groups) for q in questions], args.every)
+    kinds = set(args.kinds.split(","))
+    chosen = [(g, q) for g, (_, questions) in enumerate(groups) for q in questions if q[3] in kinds]
+    plan = ordered(chosen, args.every, lambda item: item[1][3])
     if args.limit:
         plan = plan[: args.limit]
     print(f"{args.set}: {len(plan)} questions planned, {len(done)} already in {path}", flush=True)
@@ -138,7 +152,7 @@ def collect(args) -> None:
             pipeline = indexes[group]
             _, result = retrieve_stage(pipeline, PipelineRun(question=standalone))
             analysis = analyse_question(standalone)
-            signals = answerability_signals(standalone, result.ranked, analysis=analysis)
+            signals = answerability_signals(standalone, result.ranked, analysis=analysis, reader=reader)
             ruled = hard_rule(standalone, result.ranked, analysis, signals)
             load = os.getloadavg()[0]
             started = time.perf_counter()
@@ -198,13 +212,15 @@ def auc(scores: np.ndarray, positive: np.ndarray) -> float:
     return float(greater / (len(pos) * len(neg)))
 
 
-def threshold_at_recall(p: np.ndarray, answerable: np.ndarray, forced: np.ndarray) -> float:
+def threshold_at_recall(
+    p: np.ndarray, answerable: np.ndarray, forced: np.ndarray, min_recall: float = MIN_RECALL
+) -> float:
     best, best_f1 = 0.0, -1.0
     for t in np.unique(np.concatenate([[0.0], p])):
         refused = forced | (p < t)
         recall = (~refused & answerable).sum() / max(answerable.sum(), 1)
         f1 = prf(refused, ~answerable)[2]
-        if recall >= MIN_RECALL and f1 > best_f1:
+        if recall >= min_recall and f1 > best_f1:
             best, best_f1 = float(t), f1
     return best
 
@@ -261,13 +277,60 @@ def report_set(rows: list[dict], l2: float) -> dict:
     }
 
 
+READER_HELD_OUT = REPO / "bench" / "results" / "reader_heldout.json"
+# Answerable recall the stored model's threshold keeps, as the shipped first-stage model's does:
+# the answer check after generation brings the end result to 0.95 (bench/answerability.py).
+EARLY_RECALL = 0.98
+
+
+def load_rows(name: str) -> list[dict]:
+    path = CACHE_DIR / f"{name}.jsonl"
+    if not path.exists():
+        return []
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    if name == "clapnq-dev":
+        # reader_answerable as bench/answerability.py --reader gives it: from the reader trained
+        # without the question's fold (the shipped reader saw CLAPNQ-dev).
+        held_out = json.loads(READER_HELD_OUT.read_text())
+        for row in rows:
+            row["signals"]["reader_answerable"] = held_out[f"clapnq-dev|{row['id']}"]
+    return rows
+
+
+def write_model(rows: list[dict], l2: float) -> None:
+    """Signals + judge fitted on every judged CLAPNQ-dev question, stored beside the shipped model."""
+    from qa.pipeline.checks.answerability import JUDGED_KEY, MODEL_PATH
+    from qa.pipeline.checks.confidence import fitted
+
+    rows = [r for r in rows if r["kind"] in ("answerable", "unanswerable")]
+    names = SIGNAL_NAMES + JUDGE_NAMES
+    x = features(rows, names)
+    answerable = np.array([r["answerable"] for r in rows])
+    forced = np.array([r["forced_refusal"] for r in rows])
+    model = LogisticModel.fit(x, answerable.astype(float), names, l2=l2)
+    threshold = threshold_at_recall(model.probability(x), answerable, forced, EARLY_RECALL)
+    model = fitted(model, threshold=threshold)
+    stored = json.loads(MODEL_PATH.read_text())
+    stored[JUDGED_KEY] = {
+        **model.to_json(),
+        "trained_on": (
+            f"CLAPNQ-dev ({len(rows)} questions), retrieval by the default preset; judge "
+            f"{rows[0]['judge']['model']} on the top {max(len(r['judge']['passages']) for r in rows)} "
+            f"passages (qa.pipeline.checks.llm_judge prompt, {rows[0]['max_words']} words at most); "
+            f"reader_answerable held out per fold; L2 {l2}; threshold keeps answerable recall >= "
+            f"{EARLY_RECALL} before generation; written by bench/llm_judge.py report --write"
+        ),
+    }
+    MODEL_PATH.write_text(json.dumps(stored, indent=1) + "\n")
+    print(f"wrote {JUDGED_KEY} to {MODEL_PATH} (threshold {threshold:.3f})")
+
+
 def report(args) -> dict:
     results: dict = {"min_answerable_recall": MIN_RECALL, "l2": args.l2, "sets": {}}
     for name in SETS:
-        path = CACHE_DIR / f"{name}.jsonl"
-        if not path.exists():
+        rows = load_rows(name)
+        if not rows:
             continue
-        rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
         if len(rows) < 20:
             print(f"{name}: only {len(rows)} questions judged; no models fitted")
             continue
@@ -311,6 +374,8 @@ def report(args) -> dict:
             )
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1) + "\n")
+    if args.write:
+        write_model(load_rows("clapnq-dev"), args.l2)
     return results
 
 
@@ -325,9 +390,19 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--passages", type=int, default=1, help="top passages judged per question")
     c.add_argument("--every", type=int, default=1, help="only every Nth question of the fixed order")
     c.add_argument("--limit", type=int, default=0)
+    c.add_argument(
+        "--kinds",
+        default="answerable,unanswerable",
+        help="MTRAG-UN answerability classes to judge (partial and underspecified are not scored)",
+    )
     r = sub.add_parser("report")
     r.add_argument("--l2", type=float, default=1.0)
     r.add_argument("--json", default="")
+    r.add_argument(
+        "--write",
+        action="store_true",
+        help="store signals + judge fitted on all judged CLAPNQ-dev questions in answerability_model.json",
+    )
     return parser
 
 

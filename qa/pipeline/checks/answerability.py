@@ -16,6 +16,7 @@ answerable. ``LLMAnswerability`` asks an LLM the same question instead.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -255,8 +256,9 @@ def load_model(path: Path | str = MODEL_PATH, key: str = "answerability") -> Log
         return LogisticModel.from_json(json.load(handle)[key])
 
 
+@functools.cache
 def judged_model(path: Path | str = MODEL_PATH) -> LogisticModel | None:
-    """The answerability model that reads the LLM judge, or None where none was fitted and adopted."""
+    """The answerability model that reads the LLM judge (read once), or None where none was fitted."""
     with Path(path).open(encoding="utf-8") as handle:
         stored = json.load(handle).get(JUDGED_KEY)
     return LogisticModel.from_json(stored) if stored else None
