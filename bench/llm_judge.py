@@ -265,7 +265,7 @@ def report_set(rows: list[dict], l2: float) -> dict:
         table[name] = {
             key: {
                 "mean": round(float(np.mean([s[key] for s in per_split])), 4),
-                "per_split": [round(s[key], 4) for s in per_split],
+                "per_split": [round(float(s[key]), 4) for s in per_split],
             }
             for key in per_split[0]
         }
@@ -295,6 +295,22 @@ def load_rows(name: str) -> list[dict]:
         for row in rows:
             row["signals"]["reader_answerable"] = held_out[f"clapnq-dev|{row['id']}"]
     return rows
+
+
+def set_size(name: str) -> int:
+    """Questions of the set that are judged and scored (answerable or unanswerable)."""
+    if name == "clapnq-dev":
+        from bench.answer_quality import clapnq_cases
+
+        return len(clapnq_cases()[0])
+    from bench.retrieval_quality import DATA
+    from review.benchmark_files import read_mtrag_un
+
+    return sum(
+        case.split == "train" and case.metadata["answerability"].lower() in ("answerable", "unanswerable")
+        for plan in read_mtrag_un(DATA / "mtrag-un").values()
+        for case in plan.cases
+    )
 
 
 def write_model(rows: list[dict], l2: float) -> None:
@@ -334,14 +350,19 @@ def report(args) -> dict:
         if len(rows) < 20:
             print(f"{name}: only {len(rows)} questions judged; no models fitted")
             continue
-        positions = sorted(r["position"] for r in rows)
+        planned = set_size(name)
+        subset = (
+            "all"
+            if len(rows) >= planned
+            else f"{len(rows)} of {planned}: the first of each class in the fixed order (``ordered``)"
+        )
         seconds = [r["judge_seconds"] for r in rows]
         summary = report_set(rows, args.l2)
         summary.update(
             {
                 "questions_judged": len(rows),
                 "kinds": {k: sum(r["kind"] == k for r in rows) for k in sorted({r["kind"] for r in rows})},
-                "positions": f"{positions[0]}..{positions[-1]} of the set's fixed order (see --every)",
+                "questions": subset,
                 "seconds_per_question": {
                     "mean": round(float(np.mean(seconds)), 2),
                     "p50": round(float(np.median(seconds)), 2),
