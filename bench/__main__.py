@@ -38,8 +38,18 @@ BENCHMARKS = {
     "first_question": "bench.first_question",
     "annotation_time": "bench.annotation_time",
     "reply_rules": "bench.reply_rules",
+    "llm_judge": "bench.llm_judge",
 }
-ON_REQUEST = {"faults", "launcher_kills", "busy", "hnsw_insert", "annotation_time", "reply_rules"}
+# llm_judge needs the local GGUF model and runs for the better part of an hour on 2 cores.
+ON_REQUEST = {
+    "faults",
+    "launcher_kills",
+    "busy",
+    "hnsw_insert",
+    "annotation_time",
+    "reply_rules",
+    "llm_judge",
+}
 
 
 def main(argv: list[str] | None = None) -> int:
