@@ -13,7 +13,7 @@ from qa.pipeline.checks.answerability import (
     SignalAnswerability,
 )
 from qa.pipeline.checks.llm_judge import JUDGE_NAMES, MAX_WORDS, PassageJudge, judge_messages
-from qa.pipeline.checks.trust import TrustConfig, answerability_judge
+from qa.pipeline.checks.trust import TrustConfig, answerability_judge, before_generation
 from qa.pipeline.core.types import ScoredPassage
 from tests.qa.pipeline.answering_fakes import make_passage
 from tests.qa.pipeline.test_llm_clients import RECORDED_COMPLETION, FakeChatServer, openai_client, with_top
@@ -38,7 +38,10 @@ NO = with_top([("No", -0.02), ("Yes", -4.0)])  # P(yes) ~0.02
 
 
 def hits(*passages):
-    return [ScoredPassage(p, 1.0 - 0.1 * i, {"sentence_similarity": 0.6, "dense": 0.5}) for i, p in enumerate(passages)]
+    return [
+        ScoredPassage(p, 1.0 - 0.1 * i, {"sentence_similarity": 0.6, "dense": 0.5})
+        for i, p in enumerate(passages)
+    ]
 
 
 def judge_led_model() -> LogisticModel:
@@ -120,3 +123,20 @@ def test_the_trust_config_asks_the_judge_only_where_an_llm_is_configured():
         without_llm = answerability_judge(TrustConfig(llm_judge=True), None)
     assert isinstance(on, SignalAnswerability) and on.llm_judge is not None
     assert off.llm_judge is None and without_llm.llm_judge is None
+
+
+def test_the_stored_judged_model_reads_the_llm_and_shows_it_in_the_trace():
+    """The fitted model (answerability_model.json, bench/llm_judge.py --write) through the trust stage:
+    the same passages are surer answerable when the LLM says yes, and the trace says what it said."""
+    config = TrustConfig(llm_judge=True)
+    traces = {}
+    for name, reply in (("yes", YES), ("no", NO)):
+        with FakeChatServer([(200, reply)]) as server:
+            before = before_generation(
+                QUESTION, hits(HISTORY, ECONOMY), 3, config=config, llm=openai_client(server.url)
+            )
+        traces[name] = before.to_trace()["answerability"]
+        assert len(server.requests) == 2  # the top two passages, once each
+    assert traces["yes"]["llm_judge"]["p_yes"] > 0.9 > 0.1 > traces["no"]["llm_judge"]["p_yes"]
+    assert traces["yes"]["probability"] > traces["no"]["probability"]
+    assert traces["yes"]["llm_judge"]["passages"][1]["document_id"] == "factbook/dominica-economy"
