@@ -140,3 +140,17 @@ def test_the_stored_judged_model_reads_the_llm_and_shows_it_in_the_trace():
     assert traces["yes"]["llm_judge"]["p_yes"] > 0.9 > 0.1 > traces["no"]["llm_judge"]["p_yes"]
     assert traces["yes"]["probability"] > traces["no"]["probability"]
     assert traces["yes"]["llm_judge"]["passages"][1]["document_id"] == "factbook/dominica-economy"
+
+
+def test_the_careful_preset_without_an_llm_runs_on_the_signals_and_says_so():
+    from qa.pipeline.config.presets import get_preset
+    from qa.pipeline.flow.factory import ModelClients, build_pipeline
+    from qa.pipeline.search.memory_index import InMemoryCorpusIndex
+    from tests.qa.pipeline.answering_fakes import BagOfWordsEmbedder
+
+    careful = get_preset("careful")
+    assert careful.trust.llm_judge and not get_preset("default").trust.llm_judge
+    embedder = BagOfWordsEmbedder()
+    index = InMemoryCorpusIndex([], embedder)
+    pipeline = build_pipeline(careful, index=index, clients=ModelClients(embedder=embedder))
+    assert "answerability: signals + LLM judge -> signals (no LLM configured)" in pipeline.substitutions
