@@ -39,7 +39,9 @@ BENCHMARKS = {
     "annotation_time": "bench.annotation_time",
     "reply_rules": "bench.reply_rules",
     "default_latency": "bench.default_latency",
+    "llm_judge": "bench.llm_judge",
 }
+# llm_judge needs the local GGUF model and runs for the better part of an hour on 2 cores.
 ON_REQUEST = {
     "faults",
     "launcher_kills",
@@ -48,6 +50,7 @@ ON_REQUEST = {
     "annotation_time",
     "reply_rules",
     "default_latency",
+    "llm_judge",
 }
 
 

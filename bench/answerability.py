@@ -584,6 +584,10 @@ def write_models(rows: list[dict], models: Models, args) -> None:
         ),
     ).to_json()
     payload["refusal_rule"] = rule_payload(models, trained_on)
+    # The model that reads the LLM judge is bench/llm_judge.py's to refit: kept as it is.
+    judged = json.loads(MODEL_FILE.read_text()).get("answerability_llm_judge")
+    if judged:
+        payload["answerability_llm_judge"] = judged
     MODEL_FILE.write_text(json.dumps(payload, indent=1) + "\n")
     print(f"wrote {MODEL_FILE.relative_to(REPO)}")
 

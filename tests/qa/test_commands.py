@@ -82,7 +82,7 @@ def test_presets_lists_every_preset_with_its_parameters():
     assert [p["name"] for p in presets] == list(PRESET_NAMES)
     report = {"bm25", "llm-only", "rag", "rerank", "llm-cite", "hybrid", "chunk", "verify"}
     flows = {"flow-none", "flow-rewrite", "flow-answerability", "flow-rewrite-answerability"}
-    added = {"vanilla", "basic", "advanced", "default", "pairwise", "agentic"}
+    added = {"vanilla", "basic", "advanced", "default", "pairwise", "agentic", "careful"}
     assert report | added | flows == set(PRESET_NAMES)
     default = next(p for p in presets if p["name"] == "default")
     assert default["retrieval"]["unit"] and default["answer"]["max_attempts"] >= 1

@@ -16,6 +16,7 @@ answerable. ``LLMAnswerability`` asks an LLM the same question instead.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
+from qa.pipeline.checks.llm_judge import JUDGE_NAMES, JudgeVerdict, PassageJudge, judge_inputs
 from qa.pipeline.core.model_parts import PipelineModels, default_models
 from qa.pipeline.core.protocols import LLM, PassageReading, ProbabilityModel
 from qa.pipeline.core.text import (
@@ -55,6 +57,8 @@ UNANSWERABLE: AnswerKind = "unanswerable"
 ANSWER_KINDS: tuple[AnswerKind, ...] = (ANSWERABLE, PARTIAL_ANSWER, UNDERSPECIFIED, UNANSWERABLE)
 
 MODEL_PATH = Path(__file__).with_name("answerability_model.json")
+# The answerability model with the LLM judge's P(yes) among its inputs (bench/llm_judge.py --write).
+JUDGED_KEY = "answerability_llm_judge"
 
 
 @dataclass(frozen=True)
@@ -252,6 +256,14 @@ def load_model(path: Path | str = MODEL_PATH, key: str = "answerability") -> Log
         return LogisticModel.from_json(json.load(handle)[key])
 
 
+@functools.cache
+def judged_model(path: Path | str = MODEL_PATH) -> LogisticModel | None:
+    """The answerability model that reads the LLM judge (read once), or None where none was fitted."""
+    with Path(path).open(encoding="utf-8") as handle:
+        stored = json.load(handle).get(JUDGED_KEY)
+    return LogisticModel.from_json(stored) if stored else None
+
+
 # --- the stage -----------------------------------------------------------------------------
 
 
@@ -266,6 +278,7 @@ class AnswerabilityVerdict:
     signals: AnswerabilitySignals | None = None
     missing: tuple[str, ...] = ()  # what is asked and not stated (the parts of a partial answer)
     by_rule: bool = False  # a hard rule decided (``hard_rule``), not the model's probability
+    llm_judge: JudgeVerdict | None = None  # the LLM judge's P(yes) per passage, when the model reads it
 
     @property
     def should_answer(self) -> bool:
@@ -280,6 +293,7 @@ class AnswerabilityVerdict:
             "signals": {k: round(v, 4) for k, v in asdict(self.signals).items()} if self.signals else None,
             "missing": list(self.missing),
             "by_rule": self.by_rule,
+            **({"llm_judge": self.llm_judge.to_trace()} if self.llm_judge else {}),
         }
 
 
@@ -375,13 +389,16 @@ class SignalAnswerability:
         threshold: float | None = None,
         reader: PassageReading | None = None,
         models: PipelineModels | None = None,
+        llm_judge: PassageJudge | None = None,
     ) -> None:
         """``models``: the pipeline's models (None: ``default_models()``); ``model`` and ``reader``
-        replace its answerability model and passage reader."""
+        replace its answerability model and passage reader. ``llm_judge`` is asked only when the
+        model reads its probability (``JUDGE_NAMES``), which a model fitted without it does not."""
         self.models = models or default_models()
         self.model = model or self.models.answerability
         self.threshold = self.model.threshold if threshold is None else threshold
         self._reader = reader if reader is not None else self.models.reader
+        self.llm_judge = llm_judge if set(JUDGE_NAMES) & set(self.model.names) else None
 
     @property
     def reader(self) -> PassageReading | None:
@@ -407,21 +424,36 @@ class SignalAnswerability:
         signals = answerability_signals(
             question, ranked, analysis=analysis, reader=self.reader, models=self.models, reading=reading
         )
-        probability = float(self.model.probability(signals.vector(self.model.names))[0])
+        judged = self.llm_judge.judge(question, ranked) if self.llm_judge is not None else None
+        # A judged model without an LLM to ask reads the judge as undecided (P(yes) 0.5).
+        values = {**asdict(signals), **judge_inputs(judged)}
+        inputs = np.array([values[name] for name in self.model.names], dtype=np.float64)
+        probability = float(self.model.probability(inputs)[0])
         ruled = hard_rule(question, ranked, analysis, signals, models=self.models, reading=reading)
         if ruled is not None:
             kind, reason, missing = ruled
             return AnswerabilityVerdict(
-                kind, min(probability, 0.05), reason, "signals", signals, missing, by_rule=True
+                kind,
+                min(probability, 0.05),
+                reason,
+                "signals",
+                signals,
+                missing,
+                by_rule=True,
+                llm_judge=judged,
             )
         if analysis.overview and _subject_named(analysis, signals, ranked):
             # "Tell me about the port": the model, fitted on questions asking for one fact, reads a
             # question of one subject word as vague; a source sentence naming the subject answers it.
             reason = f"an overview of a subject a source sentence names (p(answerable) {probability:.3f})"
-            return AnswerabilityVerdict(ANSWERABLE, probability, reason, "signals", signals, by_rule=True)
+            return AnswerabilityVerdict(
+                ANSWERABLE, probability, reason, "signals", signals, by_rule=True, llm_judge=judged
+            )
         kind = ANSWERABLE if probability >= self.threshold else UNANSWERABLE
         reason = f"p(answerable) {probability:.3f} {'>=' if kind == ANSWERABLE else '<'} {self.threshold:.3f}"
-        return AnswerabilityVerdict(kind, probability, reason, "signals", signals)
+        if judged is not None and judged.p_yes is not None:
+            reason += f" (LLM judge P(yes) {judged.p_yes:.3f})"
+        return AnswerabilityVerdict(kind, probability, reason, "signals", signals, llm_judge=judged)
 
 
 ANSWERABILITY_PROMPT = (

@@ -20,8 +20,10 @@ from qa.pipeline.checks.answerability import (
     AnswerabilityVerdict,
     LLMAnswerability,
     SignalAnswerability,
+    judged_model,
 )
 from qa.pipeline.checks.confidence import AnswerCheck, Confidence, TrustModels
+from qa.pipeline.checks.llm_judge import PassageJudge
 from qa.pipeline.checks.relevance import ContextJudgement, answer_relevance, judge_context, relevant_passages
 from qa.pipeline.core.model_parts import PipelineModels, default_models
 from qa.pipeline.core.protocols import LLM, Embedder
@@ -47,6 +49,11 @@ class TrustConfig:
     filter_context: bool = True
     check_answer: bool = True
     answerability_threshold: float | None = None
+    # Where an LLM is configured, the signal judge's model also reads the LLM's P(yes) that each of
+    # the top ``llm_judge_passages`` passages answers the question (qa.pipeline.checks.llm_judge),
+    # with the answerability model fitted with it (answerability_model.json, bench/llm_judge.py).
+    llm_judge: bool = False
+    llm_judge_passages: int = 2
 
 
 @dataclass(frozen=True)
@@ -81,6 +88,12 @@ def answerability_judge(
     signals = SignalAnswerability(threshold=config.answerability_threshold, models=models)
     if config.answerability == "llm" and llm is not None:
         return LLMAnswerability(llm, fallback=signals)
+    judged = judged_model() if config.llm_judge and llm is not None else None
+    if judged is not None:
+        judge = PassageJudge(llm, passages=config.llm_judge_passages)
+        return SignalAnswerability(
+            judged, threshold=config.answerability_threshold, models=models, llm_judge=judge
+        )
     return signals
 
 

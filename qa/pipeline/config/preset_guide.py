@@ -64,6 +64,12 @@ PRESET_GROUPS: tuple[PresetGroup, ...] = (
                 "needs an LLM · slowest (10 LLM calls a question)",
                 True,
             ),
+            PresetSummary(
+                "careful",
+                "default, refusing more surely: the LLM judges whether the top passages answer.",
+                "needs an LLM (else default's signals) · 2 short LLM calls a question",
+                True,
+            ),
         ),
     ),
     PresetGroup(

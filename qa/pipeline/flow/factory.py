@@ -102,11 +102,17 @@ def build_pipeline(config: PipelineConfig, *, index: CorpusIndex, clients: Model
         llm=clients.llm,
         reranker=reranker,
         answer_parts=parts,
-        substitutions=tuple(reranker_notes + answer_notes),
+        substitutions=tuple(reranker_notes + answer_notes + _trust_notes(config, clients)),
         retriever=retriever,
         search_embedder=clients.search_embedder,
         models=_build_models(config, clients),
     )
+
+
+def _trust_notes(config: PipelineConfig, clients: ModelClients) -> list[str]:
+    if config.trust is not None and config.trust.llm_judge and clients.llm is None:
+        return ["answerability: signals + LLM judge -> signals (no LLM configured)"]
+    return []
 
 
 def _build_models(config: PipelineConfig, clients: ModelClients) -> PipelineModels:

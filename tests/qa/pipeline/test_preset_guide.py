@@ -17,6 +17,7 @@ def _uses_an_llm(name: str) -> bool:
         or answer.generator == "llm"
         or answer.citation_strategy == "llm"
         or answer.verifier == "llm"
+        or (config.trust is not None and config.trust.llm_judge)
     )
 
 
