@@ -299,7 +299,7 @@ _register(
     replace(
         PRESETS["default"],
         name="careful",
-        description="default, with the LLM asked whether each of the top 2 passages answers the question "
+        description="default, with the LLM asked of each of the top 2 passages whether it holds the answer "
         "(P(yes) from token log-probabilities) as an input of the answerability model fitted with it; "
         "without an LLM default's signals alone, and the trace says so.",
         # CLAPNQ-dev and MTRAG-UN train, 5-fold, 3 fold splits (bench/llm_judge.py, docs/readers.md):
