@@ -45,6 +45,7 @@ sys.path.insert(0, str(REPO))
 
 import numpy as np  # noqa: E402
 
+from bench.answerability_models import auc, best_threshold, prf  # noqa: E402
 from qa.pipeline.checks.answerability import (  # noqa: E402
     SIGNAL_NAMES,
     LogisticModel,
@@ -197,34 +198,6 @@ def features(rows: list[dict], names) -> np.ndarray:
     return np.array([[{**r["signals"], **judge_features(r)}[n] for n in names] for r in rows], dtype=float)
 
 
-def prf(predicted: np.ndarray, actual: np.ndarray) -> tuple[float, float, float]:
-    tp = float((predicted & actual).sum())
-    p = tp / predicted.sum() if predicted.sum() else 0.0
-    r = tp / actual.sum() if actual.sum() else 0.0
-    return p, r, (2 * p * r / (p + r) if p + r else 0.0)
-
-
-def auc(scores: np.ndarray, positive: np.ndarray) -> float:
-    pos, neg = scores[positive], scores[~positive]
-    if not len(pos) or not len(neg):
-        return float("nan")
-    greater = (pos[:, None] > neg[None, :]).sum() + 0.5 * (pos[:, None] == neg[None, :]).sum()
-    return float(greater / (len(pos) * len(neg)))
-
-
-def threshold_at_recall(
-    p: np.ndarray, answerable: np.ndarray, forced: np.ndarray, min_recall: float = MIN_RECALL
-) -> float:
-    best, best_f1 = 0.0, -1.0
-    for t in np.unique(np.concatenate([[0.0], p])):
-        refused = forced | (p < t)
-        recall = (~refused & answerable).sum() / max(answerable.sum(), 1)
-        f1 = prf(refused, ~answerable)[2]
-        if recall >= min_recall and f1 > best_f1:
-            best, best_f1 = float(t), f1
-    return best
-
-
 def cross_fit(rows: list[dict], names, l2: float, seed: int) -> dict:
     from bench.answerability_models import FOLDS, folds_of
 
@@ -237,7 +210,7 @@ def cross_fit(rows: list[dict], names, l2: float, seed: int) -> dict:
     for k in range(FOLDS):
         train, test = fold != k, fold == k
         model = LogisticModel.fit(x[train], answerable[train].astype(float), tuple(names), l2=l2)
-        threshold = threshold_at_recall(model.probability(x[train]), answerable[train], forced[train])
+        threshold = best_threshold(answerable[train], model.probability(x[train]), forced[train], MIN_RECALL)
         p[test] = model.probability(x[test])
         refused[test] = forced[test] | (p[test] < threshold)
     precision, recall, f1 = prf(refused, ~answerable)
@@ -312,7 +285,7 @@ def transfer(train: list[dict], test: list[dict], l2: float) -> dict:
         x = features(train, names)
         model = LogisticModel.fit(x, y.astype(float), names, l2=l2)
         forced = np.array([r["forced_refusal"] for r in train])
-        threshold = threshold_at_recall(model.probability(x), y, forced)
+        threshold = best_threshold(y, model.probability(x), forced, MIN_RECALL)
         answerable = np.array([r["answerable"] for r in test])
         p = model.probability(features(test, names))
         refused = np.array([r["forced_refusal"] for r in test]) | (p < threshold)
@@ -371,7 +344,7 @@ def write_model(rows: list[dict], l2: float) -> None:
     answerable = np.array([r["answerable"] for r in rows])
     forced = np.array([r["forced_refusal"] for r in rows])
     model = LogisticModel.fit(x, answerable.astype(float), names, l2=l2)
-    threshold = threshold_at_recall(model.probability(x), answerable, forced, EARLY_RECALL)
+    threshold = best_threshold(answerable, model.probability(x), forced, EARLY_RECALL)
     model = fitted(model, threshold=threshold)
     stored = json.loads(MODEL_PATH.read_text())
     stored[JUDGED_KEY] = {
