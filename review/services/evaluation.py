@@ -270,9 +270,11 @@ def _earlier_question(run: EvaluationRun, case: GoldCase) -> Question | None:
     """The question this run asked for ``case`` before its worker died mid-case, if it finished.
 
     One the dead worker left unfinished is deleted, since the case is asked again: it holds no
-    answer, and a run must leave one question per case. One a QA worker is answering now (the
-    reaper re-queued it) is left to finish, and the case is asked again all the same: that worker
-    would answer a multi-turn case without the conversation the run passes in."""
+    answer, and a run must leave one question per case. That holds even for one a QA worker took
+    over meanwhile (the reaper re-queues a dead worker's question): that worker would answer a
+    multi-turn case without the conversation the run passes in, and its fenced writes find no row,
+    so it drops what it had. The question's own lease is no guide: it was renewed by the same dead
+    worker as the run's, and can outlive the run's by a heartbeat."""
     earlier = run.asking
     if earlier is None or earlier.corpus_id != case.corpus_id or earlier.text != case.question.strip():
         return None
@@ -280,9 +282,7 @@ def _earlier_question(run: EvaluationRun, case: GoldCase) -> Question | None:
         return None  # another case with the same text, already scored
     if earlier.status == Question.Status.DONE:
         return earlier
-    Question.objects.filter(pk=earlier.pk).exclude(
-        status=Question.Status.RUNNING, lease_expires_at__gt=timezone.now()
-    ).delete()
+    Question.objects.filter(pk=earlier.pk).delete()
     return None
 
 

@@ -54,9 +54,10 @@ def test_a_resumed_run_adopts_the_answered_question_of_the_case_it_was_killed_in
 
 def test_a_resumed_run_replaces_the_unfinished_question_its_dead_worker_left(corpus, embedder, analyst):
     run, first, asked = _run_killed_mid_first_case(corpus, embedder, analyst)
-    # As the worker left it when killed in generation: running, its lease run out.
+    # As the worker left it when killed in generation: running, and its lease, renewed by the same
+    # dead worker, not quite run out yet when the run (whose lease did) is resumed.
     Question.objects.filter(pk=asked.pk).update(
-        status="running", stage="generation", lease_expires_at=timezone.now() - timedelta(seconds=1)
+        status="running", stage="generation", lease_expires_at=timezone.now() + timedelta(seconds=5)
     )
 
     evaluation_run_execute(run_id=run.pk, judge=None)
