@@ -283,17 +283,12 @@ def _redis_round(workdir: Path, ask: Callable[[], int], questions: int) -> Servi
 def _database_round(workdir: Path, ask: Callable[[], int], questions: int) -> ServiceFaultResult:
     from django.conf import settings
 
-    from bench.cluster import Cluster, WorkerSpec, use_broker
-    from groundedqa_site.broker import folder_options
+    from bench.cluster import WorkerSpec, site_cluster
 
     if settings.EMBEDDED_PGDATA is None:
         raise RuntimeError("the PostgreSQL restart needs the bench's embedded server (DATABASE_URL is set)")
-    broker = workdir / "broker"
     workers = [WorkerSpec("qa1", QA_QUEUES, 2), WorkerSpec("qa2", QA_QUEUES, 2)]
-    with (
-        use_broker("filesystem://", folder_options(broker), "groundedqa_site.broker:Transport"),
-        Cluster(workdir, _cluster_env("filesystem://", broker), workers),
-    ):
+    with site_cluster("filesystem", workdir, workers):
         return database_restart_round(
             pgdata=settings.EMBEDDED_PGDATA,
             ask=ask,
