@@ -104,7 +104,7 @@ def gold_cases_from_answer(answer):
 
 def sentence_ids_by_reference(user, corpus, pairs) -> dict[tuple[str, str], int]:
     """(document external id, label) -> sentence id, for sentences of ``corpus`` the user reads
-    (the references a reviewer types, ui.forms.sentence_reference)."""
+    (the references a reviewer types, ui.review_forms.sentence_reference)."""
     documents = {document for document, _ in pairs}
     labels = {label for _, label in pairs}
     rows = Sentence.objects.filter(

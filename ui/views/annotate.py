@@ -18,7 +18,7 @@ from documents.selectors import (
 )
 from review import selectors as review_selectors
 from review.services import benchmarks as benchmark_services
-from ui.forms import AnnotateForm
+from ui.review_forms import AnnotateForm
 from ui.views.common import require_role
 
 DOCUMENT_CHOICES = 30

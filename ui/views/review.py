@@ -19,7 +19,8 @@ from review.services import annotation as annotation_services
 from review.services import benchmarks as benchmark_services
 from review.services import reviews as review_services
 from ui import selectors
-from ui.forms import (
+from ui.presenters import answer_view, content_view
+from ui.review_forms import (
     AcceptForm,
     CorrectionForm,
     FlagForm,
@@ -28,7 +29,6 @@ from ui.forms import (
     ReviewSplitForm,
     sentence_reference,
 )
-from ui.presenters import answer_view, content_view
 from ui.views.common import paginate, querystring_without_page, require_role
 
 

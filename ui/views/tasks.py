@@ -18,7 +18,7 @@ from review.selectors import annotate_page
 from review.selectors import annotation as annotation_selectors
 from review.services import annotation as annotation_services
 from review.services import asked_tasks
-from ui.forms import AskedTaskForm, TaskCreateForm, annotate_state_from_post
+from ui.review_forms import AskedTaskForm, TaskCreateForm, annotate_state_from_post
 from ui.views.common import require_role
 
 
