@@ -1,27 +1,24 @@
 """The answer check and confidence: is this answer an answer, and how likely is it right?
 
 Two small logistic models stored beside the answerability model in
-``answerability_model.json`` (fitted by bench/answerability.py on the tuning
-data named there):
+``answerability_model.json``, each naming the data that fitted it:
 
 - the answer check: p(the question is answerable) once the answer is known,
   from the answerability probability and the answer's relevance to the
   question (question-answer cosine, focus coverage, whether it states the kind
-  of thing asked for). Below its threshold the answer is refused: supported
-  sentences that do not address the question are not an answer;
+  of thing asked for), fitted by bench/answerability.py. Below its threshold
+  the answer is refused: supported sentences that do not address the question
+  are not an answer;
 - confidence: p(the answer is right), where right means what the bench scores:
   an answer to an answerable question whose citations reach F1 >= 0.5 against
   the gold evidence, or a refusal of an unanswerable one. For an answer it is
-  a logistic model of two inputs, the answer check's logit and whether BM25
-  and dense agree on the top document (the check says whether the question is
-  answered, agreement whether the cited document is the right one), fitted on
-  *cross-fitted* check probabilities: each tuning question's from models that
-  did not see it. In-sample probabilities are surer than they turn out on new
-  questions, and a calibration fitted on them inherits that. CLAPNQ-dev held
-  out, fold splits 0/1/2: ECE 0.040 / 0.047 / 0.070 (the earlier in-sample
-  model over the check, the answer's cosine, coverage and support share:
-  0.074 / 0.080 / 0.100); bench/answerability.py, README "Answerability,
-  relevance and confidence".
+  a logistic model of the answer check's logit, whether BM25 and dense agree
+  on the top document (the check says whether the question is answered,
+  agreement whether the cited document is the right one) and the answer's own
+  cosine, focus coverage and support share, fitted by bench/confidence_suite.py
+  on the answers ``default`` gave over the whole tuning suite (CLAPNQ-dev, the
+  genre set, squad2, analyst-bench train): calibrated on one kind of document
+  it was too sure on others (docs/reply.md, "The confidence, recalibrated").
 
 A refusal's confidence is the probability that refusing is right, never a
 bare 100%: 1 - the last calibrated answerability probability computed for
@@ -62,6 +59,19 @@ def answer_check_features(answerability: float, relevance: AnswerRelevance) -> n
     )
 
 
+def confidence_inputs(
+    checked: float, relevance: AnswerRelevance, support_share: float, signals: Mapping[str, float] | None
+) -> dict[str, float]:
+    """Every input a confidence model may name, by name (bench/confidence_suite.py stores these)."""
+    return {
+        "answer_check_logit": float(logit(checked)),
+        "answer_cosine": float(relevance.cosine),
+        "answer_coverage": float(relevance.focus_coverage),
+        "support_share": float(support_share),
+        **(signals or {}),
+    }
+
+
 def confidence_features(
     checked: float,
     relevance: AnswerRelevance,
@@ -72,13 +82,7 @@ def confidence_features(
     """The features ``model`` names (a model file names its own: files written before the
     cross-fitted model used the answer's relevance and support share). A signal the judge did not compute (the
     LLM judge computes none) takes the model's mean, so that it moves the probability neither way."""
-    available = {
-        "answer_check_logit": logit(checked),
-        "answer_cosine": relevance.cosine,
-        "answer_coverage": relevance.focus_coverage,
-        "support_share": support_share,
-        **(signals or {}),
-    }
+    available = confidence_inputs(checked, relevance, support_share, signals)
     return np.array([available.get(name, mean) for name, mean in zip(model.names, model.mean, strict=True)])
 
 
