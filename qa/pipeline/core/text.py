@@ -23,6 +23,7 @@ from qa.pipeline.core.lexicon import (
     MONTHS,
     NEXT_PART_OPENERS,
     NOT_NAMES_EXTRA,
+    NUMBER_SUFFIX_WORDS,
     NUMBER_WORDS,
     ORDINAL_SUFFIXES,
     RELATIVE_DAYS,
@@ -43,8 +44,7 @@ _NOT_NAMES = STOPWORDS | META_WORDS | NOT_NAMES_EXTRA
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'\u2019-]*|\d[\d,]*(?:\.\d+)?")
 _NUMBER = re.compile(
-    r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?\s*(%|percent\b|per cent\b|"
-    r"thousand\b|million\b|billion\b|trillion\b|bn\b)?",
+    rf"(?<![\w.])(\d{{1,3}}(?:,\d{{3}})+|\d+)(\.\d+)?\s*(%|{alternation(NUMBER_SUFFIX_WORDS)}\b)?",
     re.IGNORECASE,
 )
 _SCALE = SCALE_WORDS
