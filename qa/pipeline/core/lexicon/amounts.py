@@ -132,8 +132,7 @@ FIGURE_SCALE_WORDS: dict[str, float] = {
 # English multiplicatives (CGEL ch. 5 section 7) and their factors.
 MULTIPLICATIVES: dict[str, float] = {"twice": 2, "thrice": 3, "double": 2, "triple": 3, "quadruple": 4}
 # The units a figure of the mismatch check may carry, as a pattern: percent however it is spaced,
-# and multiples ("three times", "3x", "threefold"); same sources, with the signs news text
-# writes.
+# and multiples ("three times", "3x", "threefold"); written by the team for the mismatch check.
 FIGURE_UNIT_PATTERN = r"(?:%|per\s*cent\b|percent\b|times\b|x\b|\u00d7|-?fold\b)"
 # The bounding phrases before a figure: lower, upper, approximate (Cummins 2015, above).
 LOWER_BOUNDS = (

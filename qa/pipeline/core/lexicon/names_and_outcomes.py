@@ -49,8 +49,8 @@ PERSON_NAME_PARTICLES = frozenset({"von", "van", "der", "den", "del", "della", "
 SMALL_WORDS_IN_NAMES = frozenset({"of", "the", "and", "for", "on", "de"})
 
 # Lowercase words between the capitalised words of a record's label ("People and Society:", "Head
-# of the Government:"); collected by hand from the CIA World Factbook records of analyst-bench when
-# claims.py learned that such lines are records, not statements.
+# of the Government:"); collected by hand from a scan of World Factbook records, when claims.py
+# learned that such lines are records, not statements.
 RECORD_LABEL_WORDS = ("and", "of", "the")
 
 # English demonym endings ("Japanese", "Canadian", "Mexican", "British", "Iraqi").

@@ -45,8 +45,8 @@ ORDINAL_SUFFIXES = ("st", "nd", "rd", "th")
 # Relative day words that date a question ("tomorrow's weather").
 RELATIVE_DAYS = ("yesterday", "tomorrow", "tonight", "weekend")
 
-# Parts of a month a date names ("early March 2024", "mid-June 2023"): news text's usual three, read
-# by dates.py, which gives each its days.
+# Parts of a month a date names ("early March 2024", "mid-June 2023"); written by the team for
+# dates.py, which gives each a third of the month.
 MONTH_PART_WORDS = ("early", "mid", "late")
 
 # Parts of a year, as months (first, last): seasons of the northern hemisphere, quarters and the
