@@ -31,6 +31,7 @@ from qa.pipeline.core.lexicon import (
     SHARE_NOUNS,
     SLOT_END_WORDS,
     SLOT_FILLER_WORDS,
+    STEM_SUFFIXES,
     TIME_QUESTION_NOUNS,
     WEEKDAY_STEMS,
     alternation,
@@ -72,7 +73,7 @@ def stem(word: str) -> str:
     were fitted on these stems; ``turns.missing_parts`` tries both forms where it matters."""
     if len(word) > 4 and word.endswith("ies"):
         return word[:-3] + "y"
-    for suffix in ("ing", "ed", "es", "s"):
+    for suffix in STEM_SUFFIXES:
         if len(word) > len(suffix) + 3 and word.endswith(suffix) and not word.endswith("ss"):
             return word[: -len(suffix)]
     return word

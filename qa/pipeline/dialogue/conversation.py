@@ -220,7 +220,11 @@ def _references(question: str, tagger: PartOfSpeechTagger | None) -> list[tuple[
                     found.append((match.start(), end, question[match.start() : end], noun))
             elif lower in _DEMONSTRATIVES and (not following or following.lower() in STOPWORDS):
                 found.append((match.start(), match.end(), match.group(), ""))
-        elif lower in ("specific", "particular", "certain") and previous in ("a", "any", "one") and following:
+        elif (
+            lower in lexicon.UNSAID_CHOICE_ADJECTIVES
+            and previous in lexicon.UNSAID_CHOICE_DETERMINERS
+            and following
+        ):
             # "a specific city": the asker has one in mind and has not said which.
             noun = following.lower()
             if noun not in STOPWORDS and noun not in _NOT_REFERENT:
@@ -260,7 +264,7 @@ _BE = lexicon.BE_FORMS
 
 def _existential(previous: str, following: str) -> bool:
     """Whether "there" only says something exists ("is there any ...", "are there other ...")."""
-    return previous in _BE or following.lower() in (_BE | {"any", "anything", "a", "an"})
+    return previous in _BE or following.lower() in (_BE | lexicon.EXISTENTIAL_FOLLOWERS)
 
 
 _PREPOSITIONS = lexicon.PREPOSITIONS

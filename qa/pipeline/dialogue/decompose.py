@@ -31,6 +31,7 @@ from qa.pipeline.core.lexicon import (
     COPULAS,
     DEMONSTRATIVES,
     FRAMED_DOCUMENT_NOUNS,
+    NON_POSSESSIVE_PRONOUNS,
     QUESTION_JOINERS,
     SUBJECT_PREPOSITIONS,
     THIRD_PERSON_PRONOUNS,
@@ -234,7 +235,7 @@ def _with_context(part: str, earlier: Sequence[str], models: PipelineModels | No
         if rewritten.resolved and not rewritten.carried:
             question = rewritten.question
             for pronoun, name in rewritten.resolved:
-                if pronoun.lower() in ("it", "they", "he", "she", "them", "him"):
+                if pronoun.lower() in NON_POSSESSIVE_PRONOUNS:
                     # Memory keeps a possessive name as it was written ("Mali's"); "it" needs the name.
                     question = question.replace(name, re.sub(r"['\u2019]s$", "", name))
             return _as_question(question)

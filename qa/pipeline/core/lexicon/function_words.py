@@ -128,6 +128,30 @@ PRONOUN_POSSESSIVE_SUFFIX = {
     "there": "",
 }
 
+# The third-person pronouns that are no possessive (closed class): after one is resolved, the name
+# put in its place drops a possessive "'s" ("it" -> "Mali", not "Mali's"; decompose.py).
+NON_POSSESSIVE_PRONOUNS = tuple(p for p in THIRD_PERSON_PRONOUNS if not PRONOUN_POSSESSIVE_SUFFIX[p])
+
+# Words after "there" that make it existential ("is there any ...", "are there a few ..."), besides
+# the forms of "be"; written by the team for conversation.py.
+EXISTENTIAL_FOLLOWERS = frozenset({"any", "anything", "a", "an"})
+
+# "a specific city", "any particular year": the asker has one in mind and has not said which.
+# Written by the team for conversation.py's open references: the adjectives, then the determiners
+# before them.
+UNSAID_CHOICE_ADJECTIVES = ("specific", "particular", "certain")
+UNSAID_CHOICE_DETERMINERS = ("a", "any", "one")
+
+# --- Word endings -----------------------------------------------------------------------------
+
+# The English inflectional suffixes text.stem strips (progressive, past, plural), in the order it
+# tries them; written by the team. The answerability models were fitted on these stems.
+STEM_SUFFIXES = ("ing", "ed", "es", "s")
+
+# Endings of English singular nouns that end in "s" ("class", "bonus", "analysis"); written by the
+# team for turns.py, which refers back to a plural noun with "them".
+SINGULAR_S_ENDINGS = ("ss", "us", "is")
+
 # Nouns that, after "the", refer back to an event or actor named in the sentence before ("the move",
 # "the deal"): collected by hand from the demo corpus's news reports, for answers that would
 # otherwise open with a sentence whose subject is elsewhere.
