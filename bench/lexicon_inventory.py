@@ -2,13 +2,16 @@
 
     .venv/bin/python -m bench.lexicon_inventory [--all] [--words]
 
-A word list is a module-level name bound to a set, frozenset, tuple or list literal (or a
-``frozenset(...)``/``set(...)``/``tuple(...)`` of one) holding at least four string literals that
-are lowercase words, or to ``re.compile`` of a pattern that alternates at least four words
-(``\\b(?:one|two|three|four)\\b``). Everything ``qa/pipeline/core/lexicon.py`` defines is allowed; the
-scan prints what every other module defines, per module, and the totals. ``--all`` includes
-lexicon.py itself; ``--words`` prints the words too. tests/test_layers.py runs the same scan and
-fails on any finding outside the lexicon.
+A word list is a module-level name bound to a set, frozenset, tuple, list or dict literal (or a
+``frozenset(...)``/``set(...)``/``tuple(...)`` of one, or ``"a b c".split()``) holding at least
+three lowercase words, or to a pattern (``re.compile`` or a plain string) one of whose
+alternations has at least three alternatives that are words: letters, spaces, ``\\s``, ``\\b``
+and optional letters (``\\b(?:one|two|three)\\b``, ``(?:sources?|refs?|citations?)``,
+``(?:The|A|An)``). What a pattern interpolates (``{alternation(WORDS)}``) is not read, so a pattern
+built from the lexicon's words passes. Everything under ``qa/pipeline/core/lexicon/`` is allowed;
+the scan prints what every other module defines, as module path and line, and the totals.
+``--all`` includes the lexicon itself; ``--words`` prints the words too. tests/test_layers.py runs
+the same scan and fails on any finding outside the lexicon.
 """
 
 from __future__ import annotations
@@ -21,16 +24,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 PIPELINE_DIR = Path(__file__).resolve().parent.parent / "qa" / "pipeline"
-LEXICON_MODULE = "core/lexicon.py"
-MIN_WORDS = 4
+LEXICON_PACKAGE = "core/lexicon"
+MIN_WORDS = 3
 
 # A lowercase word, a phrase of such words, or one with an apostrophe or hyphen ("isn't",
 # "cross-border"): what a list of English words holds, unlike field names ("answer_text"), labels
 # ("PERSON"), prompts (capitalised, punctuated) or punctuation tables.
 _WORD = re.compile(r"[a-z][a-z'\-]*(?: [a-z][a-z'\-]*)*")
-# Four or more plain words alternated in a regular expression ("(?:is|are|was|were)"), as one
-# group: the run starts after "(", ":", ">" (a named group) or "|" and ends before ")" or "|".
-_ALTERNATION = re.compile(r"(?:(?<=[(:>|])|^)([a-z][a-z' ]*(?:\|[a-z][a-z' ]*){3,})(?=[)|]|$)")
+# A stand-in for what a pattern interpolates ({alternation(WORDS)}, "|".join(...)) or a character
+# class: never a word, so a pattern built from the lexicon's words finds nothing here.
+_OPAQUE = "\x00"
+# What follows "(" before a group's first alternative: "?:", "?P<name>", lookarounds, inline flags.
+_GROUP_PREFIX = re.compile(r"\?(?::|P<\w+>|=|!|<=|<!|[aiLmsux]+(?:-[imsx]+)?[:)]?)")
 
 
 @dataclass(frozen=True)
@@ -42,9 +47,59 @@ class WordList:
     words: tuple[str, ...]
 
 
+def _as_word(alternative: str) -> str | None:
+    """The words an alternative of a pattern spells (``documents?\\s+`` -> "documents"), or None
+    when it holds anything but letters, word boundaries, whitespace and optional letters."""
+    text = alternative.replace("\\b", "")
+    text = re.sub(r"\\s[+*?]?", " ", text)
+    text = re.sub(r"(?<=[A-Za-z ])[?+*]", "", text)
+    text = " ".join(text.split())
+    return text.lower() if re.fullmatch(r"[A-Za-z][A-Za-z'\-]*(?: [A-Za-z][A-Za-z'\-]*)*", text) else None
+
+
 def regex_words(pattern: str) -> list[tuple[str, ...]]:
-    """Each run of four or more plain words a pattern alternates between."""
-    return [tuple(run.split("|")) for run in _ALTERNATION.findall(pattern)]
+    """For each alternation of a pattern (a group's, or the pattern's own at the top), the words
+    among its alternatives, when there are at least MIN_WORDS of them. A nested group whose every
+    alternative is a word counts as letters of its parent ("jan(?:uary)?" is one word)."""
+    groups: list[list[str]] = []
+    stack: list[list[str]] = [[""]]
+    i = 0
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "\\":
+            stack[-1][-1] += pattern[i : i + 2]
+            i += 2
+        elif char == "[":
+            end = i + 1
+            end += pattern[end : end + 1] == "^"
+            end += pattern[end : end + 1] == "]"
+            while end < len(pattern) and pattern[end] != "]":
+                end += 2 if pattern[end] == "\\" else 1
+            stack[-1][-1] += _OPAQUE
+            i = end + 1
+        elif char == "(":
+            prefix = _GROUP_PREFIX.match(pattern, i + 1)
+            i = prefix.end() if prefix else i + 1
+            stack.append([""])
+        elif char == ")" and len(stack) > 1:
+            alternatives = stack.pop()
+            groups.append(alternatives)
+            words = [_as_word(a) for a in alternatives]
+            stack[-1][-1] += alternatives[0] if all(words) else _OPAQUE
+            i += 1
+        elif char == "|":
+            stack[-1].append("")
+            i += 1
+        else:
+            stack[-1][-1] += char
+            i += 1
+    groups.extend(stack)
+    found = []
+    for alternatives in groups:
+        words = tuple(word for word in map(_as_word, alternatives) if word)
+        if len(words) >= MIN_WORDS:
+            found.append(words)
+    return found
 
 
 def _is_regex_compile(node: ast.AST) -> bool:
@@ -57,12 +112,30 @@ def _is_regex_compile(node: ast.AST) -> bool:
     )
 
 
+def _text_of(node: ast.AST) -> str | None:
+    """The text of a string expression (a literal, an f-string, a concatenation with ``+``), what it
+    interpolates or calls standing as _OPAQUE; None for anything else."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        return "".join(_text_of(part) or _OPAQUE for part in node.values)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _text_of(node.left), _text_of(node.right)
+        if left is None and right is None:
+            return None
+        return (left if left is not None else _OPAQUE) + (right if right is not None else _OPAQUE)
+    return None
+
+
 def _strings(node: ast.AST) -> Iterator[str]:
-    """The string literals of an expression, except inside type subscripts (``Literal[...]``)."""
+    """The texts of the string expressions of an expression, except inside type subscripts
+    (``Literal[...]``)."""
     if isinstance(node, ast.Subscript):
         return
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        yield node.value
+    text = _text_of(node)
+    if text is not None:
+        yield text
+        return
     for child in ast.iter_child_nodes(node):
         yield from _strings(child)
 
@@ -131,8 +204,10 @@ def _assigned_names(statement: ast.stmt) -> tuple[list[str], ast.AST | None]:
     return [], None
 
 
-def word_lists_in(path: Path) -> Iterator[WordList]:
-    """Every module-level word list of one module: collections, and alternations in patterns."""
+def word_lists_in(path: Path, module: str | None = None) -> Iterator[WordList]:
+    """Every module-level word list of one module (named ``module``, its file name by default):
+    collections, and alternations in patterns."""
+    module = module or path.name
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     for statement in tree.body:
         names, value = _assigned_names(statement)
@@ -141,27 +216,28 @@ def word_lists_in(path: Path) -> Iterator[WordList]:
         words = [] if _only_strings(value) else _collection_words(value)
         if len(words) >= MIN_WORDS:
             for name in names:
-                yield WordList(path.name, name, statement.lineno, "collection", tuple(words))
+                yield WordList(module, name, statement.lineno, "collection", tuple(words))
         if isinstance(value, ast.Subscript):
             continue
         for text in _strings(value):
             for run in regex_words(text):
                 for name in names:
-                    yield WordList(path.name, name, statement.lineno, "regex", run)
+                    yield WordList(module, name, statement.lineno, "regex", run)
 
 
 def scan(directory: Path = PIPELINE_DIR, *, include_lexicon: bool = False) -> list[WordList]:
     found: list[WordList] = []
     for path in sorted(directory.rglob("*.py")):
-        if path.relative_to(directory).as_posix() == LEXICON_MODULE and not include_lexicon:
+        relative = path.relative_to(directory)
+        if relative.parts[:2] == tuple(LEXICON_PACKAGE.split("/")) and not include_lexicon:
             continue
-        found.extend(word_lists_in(path))
+        found.extend(word_lists_in(path, relative.as_posix()))
     return found
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--all", action="store_true", help="include lexicon.py")
+    parser.add_argument("--all", action="store_true", help="include the lexicon package")
     parser.add_argument("--words", action="store_true", help="print the words of each list")
     args = parser.parse_args(argv)
     found = scan(include_lexicon=args.all)

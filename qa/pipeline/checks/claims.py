@@ -31,7 +31,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from qa.pipeline.core.lexicon import NAME_PARTICLES, NEGATIONS, OPPOSITE_OUTCOMES, REVERSING_VERBS
+from qa.pipeline.core.lexicon import (
+    NAME_PARTICLES,
+    NEGATIONS,
+    OPPOSITE_OUTCOMES,
+    RECORD_LABEL_WORDS,
+    REVERSING_VERBS,
+)
 from qa.pipeline.core.text import (
     META_WORDS,
     STOPWORDS,
@@ -55,7 +61,7 @@ OPPOSITES: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
 
 # "Economy: Exports - commodities: ...", "Photograph: X/Getty Images": a record's label, not a
 # statement; two records of different entries (countries) differ without contradicting.
-_RECORD = re.compile(r"^\s*[A-Z][\w'’()-]*(?:\s(?:and|of|the|&|-|[A-Z][\w'’()-]*))*:\s")
+_RECORD = re.compile(rf"^\s*[A-Z][\w'’()-]*(?:\s(?:{'|'.join(RECORD_LABEL_WORDS)}|&|-|[A-Z][\w'’()-]*))*:\s")
 
 
 @dataclass(frozen=True)

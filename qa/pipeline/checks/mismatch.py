@@ -35,6 +35,7 @@ from qa.pipeline.core.lexicon import (
     COMPARISON_SCALES,
     FIGURE_NUMBER_WORDS,
     FIGURE_SCALE_WORDS,
+    FIGURE_UNIT_PATTERN,
     LOWER_BOUNDS,
     MULTIPLICATIVES,
     ORDINAL_SUFFIXES,
@@ -55,7 +56,7 @@ _FIGURE = re.compile(
     rf"(?<![\w.])(?P<num>\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d+(?:\.\d+)?|"
     rf"(?:{_NUMBER_WORD})(?:[- ](?:{_NUMBER_WORD}))?|{'|'.join(MULTIPLICATIVES)})(?![\w.]\d)"
     rf"(?P<scale>\s*(?:{'|'.join(FIGURE_SCALE_WORDS)})\b)?"
-    r"(?P<unit>\s*(?:%|per\s*cent\b|percent\b|times\b|x\b|\u00d7|-?fold\b))?",
+    rf"(?P<unit>\s*{FIGURE_UNIT_PATTERN})?",
     re.IGNORECASE,
 )
 # "zlib 1.2.11", "RFC 1950": identifiers, not figures.

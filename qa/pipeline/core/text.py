@@ -23,6 +23,7 @@ from qa.pipeline.core.lexicon import (
     MONTHS,
     NEXT_PART_OPENERS,
     NOT_NAMES_EXTRA,
+    NUMBER_SUFFIX_WORDS,
     NUMBER_WORDS,
     ORDINAL_SUFFIXES,
     RELATIVE_DAYS,
@@ -30,6 +31,7 @@ from qa.pipeline.core.lexicon import (
     SHARE_NOUNS,
     SLOT_END_WORDS,
     SLOT_FILLER_WORDS,
+    STEM_SUFFIXES,
     TIME_QUESTION_NOUNS,
     WEEKDAY_STEMS,
     alternation,
@@ -43,8 +45,7 @@ _NOT_NAMES = STOPWORDS | META_WORDS | NOT_NAMES_EXTRA
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'\u2019-]*|\d[\d,]*(?:\.\d+)?")
 _NUMBER = re.compile(
-    r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?\s*(%|percent\b|per cent\b|"
-    r"thousand\b|million\b|billion\b|trillion\b|bn\b)?",
+    rf"(?<![\w.])(\d{{1,3}}(?:,\d{{3}})+|\d+)(\.\d+)?\s*(%|{alternation(NUMBER_SUFFIX_WORDS)}\b)?",
     re.IGNORECASE,
 )
 _SCALE = SCALE_WORDS
@@ -72,7 +73,7 @@ def stem(word: str) -> str:
     were fitted on these stems; ``turns.missing_parts`` tries both forms where it matters."""
     if len(word) > 4 and word.endswith("ies"):
         return word[:-3] + "y"
-    for suffix in ("ing", "ed", "es", "s"):
+    for suffix in STEM_SUFFIXES:
         if len(word) > len(suffix) + 3 and word.endswith(suffix) and not word.endswith("ss"):
             return word[: -len(suffix)]
     return word

@@ -44,7 +44,7 @@ _TOKEN = re.compile(r"[A-Za-z][A-Za-z'\u2019&.-]*[A-Za-z]|[A-Za-z]|\d[\d,.]*")
 # Pronouns that refer back to something; "this"/"that" only when no noun follows (handled below).
 _PRONOUNS = lexicon.PRONOUN_POSSESSIVE_SUFFIX
 # "that" is left out: as often a relative pronoun ("everything that deleted") as a demonstrative.
-_DEMONSTRATIVES = ("this", "these", "those")
+_DEMONSTRATIVES = tuple(word for word in lexicon.DEMONSTRATIVES if word != "that")
 _NOT_REFERENT = lexicon.NOT_REFERENT_WORDS
 # "this article", "the report": the documents being searched, which retrieval finds; asking
 # "which article do you mean?" back would stop a question the corpus can answer.
@@ -52,7 +52,9 @@ _DOCUMENT_NOUNS = lexicon.DOCUMENT_NOUNS
 _QUESTION_OPENERS = lexicon.QUESTION_OPENERS
 _YEAR = re.compile(r"\b(1[5-9]\d\d|20\d\d)\b")
 _WHAT_ABOUT = re.compile(r"^\s*(?:and\s+)?(?:what|how)\s+about\s+(.+?)\s*\??\s*$", re.IGNORECASE)
-_AND_FRAGMENT = re.compile(r"^\s*(?:and|also|or)\s+(.+?)\s*\??\s*$", re.IGNORECASE)
+_AND_FRAGMENT = re.compile(
+    rf"^\s*{lexicon.alternation(lexicon.FRAGMENT_OPENERS)}\s+(.+?)\s*\??\s*$", re.IGNORECASE
+)
 
 
 @dataclass(frozen=True)
@@ -218,7 +220,11 @@ def _references(question: str, tagger: PartOfSpeechTagger | None) -> list[tuple[
                     found.append((match.start(), end, question[match.start() : end], noun))
             elif lower in _DEMONSTRATIVES and (not following or following.lower() in STOPWORDS):
                 found.append((match.start(), match.end(), match.group(), ""))
-        elif lower in ("specific", "particular", "certain") and previous in ("a", "any", "one") and following:
+        elif (
+            lower in lexicon.UNSAID_CHOICE_ADJECTIVES
+            and previous in lexicon.UNSAID_CHOICE_DETERMINERS
+            and following
+        ):
             # "a specific city": the asker has one in mind and has not said which.
             noun = following.lower()
             if noun not in STOPWORDS and noun not in _NOT_REFERENT:
@@ -258,7 +264,7 @@ _BE = lexicon.BE_FORMS
 
 def _existential(previous: str, following: str) -> bool:
     """Whether "there" only says something exists ("is there any ...", "are there other ...")."""
-    return previous in _BE or following.lower() in (_BE | {"any", "anything", "a", "an"})
+    return previous in _BE or following.lower() in (_BE | lexicon.EXISTENTIAL_FOLLOWERS)
 
 
 _PREPOSITIONS = lexicon.PREPOSITIONS
@@ -311,7 +317,7 @@ def _tagged_noun_phrase(tokens: list, tags: dict[int, str]) -> list:
     return phrase
 
 
-_DO = frozenset({"do", "does", "did"})
+_DO = frozenset(lexicon.DO_FORMS)
 
 
 def _without_main_verb(question: str, phrase: list, tags: dict[int, str] | None) -> list:

@@ -25,11 +25,13 @@ from dataclasses import dataclass
 from typing import Literal
 
 from qa.pipeline.core.lexicon import (
+    ATTRIBUTE_PREPOSITIONS,
     AUXILIARIES,
     COMPARISON_JOINERS,
     COPULAS,
     DEMONSTRATIVES,
     FRAMED_DOCUMENT_NOUNS,
+    NON_POSSESSIVE_PRONOUNS,
     QUESTION_JOINERS,
     SUBJECT_PREPOSITIONS,
     THIRD_PERSON_PRONOUNS,
@@ -54,12 +56,15 @@ _JOIN = re.compile(
     re.IGNORECASE,
 )
 _COMPARE = re.compile(
-    r"^\s*(?:please\s+)?compare\s+(?:the\s+)?(?:(?P<attr>[\w\s'-]+?)\s+(?:of|in|for)\s+)?"
+    r"^\s*(?:please\s+)?compare\s+(?:the\s+)?(?:(?P<attr>[\w\s'-]+?)\s+"
+    rf"{alternation(ATTRIBUTE_PREPOSITIONS)}\s+)?"
     rf"(?P<a>.+?)\s+{alternation(COMPARISON_JOINERS)}\s+(?P<b>.+?)\s*[?.]?\s*$",
     re.IGNORECASE,
 )
+# The copulas as the difference pattern was written, "was" left out.
+_DIFFERENCE_COPULAS = alternation(copula for copula in COPULAS if copula != "was")
 _DIFFERENCE = re.compile(
-    r"^\s*(?:what\s+(?:is|are|were)\s+)?(?:the\s+)?(?:main\s+)?(?:differences?|similarities)\s+between\s+"
+    rf"^\s*(?:what\s+{_DIFFERENCE_COPULAS}\s+)?(?:the\s+)?(?:main\s+)?(?:differences?|similarities)\s+between\s+"
     r"(?P<a>.+?)\s+and\s+(?P<b>.+?)\s*[?.]?\s*$",
     re.IGNORECASE,
 )
@@ -185,7 +190,7 @@ def _comparison(question: str) -> list[str]:
     return [f"What do the sources say about {a}?", f"What do the sources say about {b}?"]
 
 
-_OF_TAIL = re.compile(r"\s(?:of|in|for)\s.+$", re.IGNORECASE)
+_OF_TAIL = re.compile(rf"\s{alternation(ATTRIBUTE_PREPOSITIONS)}\s.+$", re.IGNORECASE)
 
 
 def _listed_items(question: str) -> list[str]:
@@ -230,7 +235,7 @@ def _with_context(part: str, earlier: Sequence[str], models: PipelineModels | No
         if rewritten.resolved and not rewritten.carried:
             question = rewritten.question
             for pronoun, name in rewritten.resolved:
-                if pronoun.lower() in ("it", "they", "he", "she", "them", "him"):
+                if pronoun.lower() in NON_POSSESSIVE_PRONOUNS:
                     # Memory keeps a possessive name as it was written ("Mali's"); "it" needs the name.
                     question = question.replace(name, re.sub(r"['\u2019]s$", "", name))
             return _as_question(question)

@@ -37,7 +37,7 @@ from qa.pipeline.checks.answerability import (
     AnswerabilityVerdict,
     AnswerKind,
 )
-from qa.pipeline.core.lexicon import THIRD_PERSON_PRONOUNS, alternation
+from qa.pipeline.core.lexicon import ARTICLES, THIRD_PERSON_PRONOUNS, alternation
 from qa.pipeline.core.model_parts import PipelineModels, default_models
 from qa.pipeline.core.protocols import TurnKindClassifier
 from qa.pipeline.core.text import STOPWORDS, stem, words
@@ -262,7 +262,7 @@ def _clean_name(run: str) -> str:
 # Menu items run together when a page is flattened ("HomeDepartmentsSolid Waste"): a word whose
 # capital follows three lower-case letters is a seam, not a name ("McDonald" has one).
 _GLUED = re.compile(r"[a-z]{3}[A-Z]")
-_ARTICLE = re.compile(r"^(?:The|A|An)\s+(?=\S)")
+_ARTICLE = re.compile(rf"^{alternation(article.capitalize() for article in ARTICLES)}\s+(?=\S)")
 _PROSE_WORD = re.compile(r"(?<![\w'])[a-z][a-z']{2,}\b")
 
 

@@ -301,7 +301,7 @@ def _kind(about: str) -> str:
 
 def _it(noun: str) -> str:
     """How to refer back to the noun: "Which guidelines do you mean? Please name them"."""
-    return "them" if noun.endswith("s") and not noun.endswith(("ss", "us", "is")) else "it"
+    return "them" if noun.endswith("s") and not noun.endswith(lexicon.SINGULAR_S_ENDINGS) else "it"
 
 
 def _listed(options: Sequence[str], noun: str = "") -> str:

@@ -8,20 +8,28 @@ import json
 import re
 from dataclasses import dataclass
 
-from qa.pipeline.core.lexicon import NEGATED_AUXILIARIES, SOURCES_LACK_VERBS, UNABLE_VERBS, alternation
+from qa.pipeline.core.lexicon import (
+    BRACKET_ID_LABELS,
+    CITATION_LABEL_WORDS,
+    NEGATED_AUXILIARIES,
+    REFUSING_SOURCE_NOUNS,
+    SOURCES_LACK_VERBS,
+    UNABLE_VERBS,
+    alternation,
+)
 from qa.pipeline.core.text import content_words, id_tokens, split_sentences
 from qa.pipeline.core.types import REFUSAL_TEXT, SourceSentence
 from qa.pipeline.drafting.prompts import NumberedContext
 
 _ID_LIST = r"(?:[Ss](?:entence)?\s*)?\d+(?:\s*(?:,|;|and|&|-|\u2013)\s*(?:[Ss](?:entence)?\s*)?\d+)*"
-_BRACKET_IDS = re.compile(rf"\[\s*((?:sources?|refs?|citations?)?\s*:?\s*{_ID_LIST})\s*\]", re.IGNORECASE)
+_BRACKET_IDS = re.compile(rf"\[\s*({alternation(BRACKET_ID_LABELS)}?\s*:?\s*{_ID_LIST})\s*\]", re.IGNORECASE)
 _TRAILING_PAREN_IDS = re.compile(rf"\(\s*({_ID_LIST})\s*\)(?=\s*[.!?]?\s*$)")
 _LEADING_IDS = re.compile(rf"^\s*\[\s*({_ID_LIST})\s*\]\s*(.+)$")
 _LIST_MARKER = re.compile(r"^\s*(?:[-*\u2022]|\d{1,2}[.)])\s+")
 _ANSWER_LABEL = re.compile(r"^\s*(?:final\s+)?(?:answer|response)\s*:\s*", re.IGNORECASE)
-_CITATION_LABEL = re.compile(r"(?:sources?|citations?|references?|evidence|supporting sentences?|ids?)", re.I)
+_CITATION_LABEL = re.compile(alternation(CITATION_LABEL_WORDS), re.I)
 _SOFT_REFUSAL = re.compile(
-    r"\b(?:context|documents?|sources?|passages?|articles?|text)\s+(?:does|do)\s+not\s+"
+    rf"\b{alternation(REFUSING_SOURCE_NOUNS)}\s+(?:does|do)\s+not\s+"
     rf"{alternation(SOURCES_LACK_VERBS)}\b|"
     rf"\bI\s+{alternation(NEGATED_AUXILIARIES)}\s+{alternation(UNABLE_VERBS)}\b|"
     r"\bnot\s+enough\s+information\b|^\s*insufficient evidence\b",

@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from qa.pipeline.core.lexicon import OVERRIDE_VERBS, alternation
+from qa.pipeline.core.lexicon import INSTRUCTION_NOUNS, OVERRIDE_VERBS, alternation
 from qa.pipeline.core.protocols import LLM
 from qa.pipeline.core.types import REFUSAL_TEXT, SourceSentence
 
@@ -46,7 +46,7 @@ def neutralise(text: str) -> str:
 
 
 _INSTRUCTION_LIKE = re.compile(
-    rf"\b{alternation(OVERRIDE_VERBS)}\b[^.!?]{{0,40}}\b(?:instructions?|prompts?|rules|guidelines)\b|"
+    rf"\b{alternation(OVERRIDE_VERBS)}\b[^.!?]{{0,40}}\b{alternation(INSTRUCTION_NOUNS)}\b|"
     r"\byou are now\b|\b(?:system|developer) (?:prompt|message)\b|\bnew instructions?\s*:",
     re.IGNORECASE,
 )

@@ -23,7 +23,13 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from qa.pipeline.core.lexicon import MONTH_PATTERN, ORDINAL_SUFFIXES, YEAR_PARTS, alternation
+from qa.pipeline.core.lexicon import (
+    MONTH_PART_WORDS,
+    MONTH_PATTERN,
+    ORDINAL_SUFFIXES,
+    YEAR_PARTS,
+    alternation,
+)
 from qa.pipeline.core.types import ScoredPassage
 
 MAX_SOURCES = 20
@@ -88,13 +94,15 @@ _YEAR = r"((?:1[89]|20)\d\d)"
 _DAY = rf"(\d{{1,2}}){alternation(ORDINAL_SUFFIXES)}?"
 # Parts of a year, as months (first, last).
 _PARTS = YEAR_PARTS
+# Parts of a month ("early March"), captured.
+_MONTH_PART = "(" + "|".join(MONTH_PART_WORDS) + ")"
 _PART = "(" + "|".join(sorted((re.escape(p) for p in _PARTS), key=len, reverse=True)) + ")"
 # Most specific first: a span one pattern consumed is not read again by a vaguer one.
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("iso", re.compile(rf"\b{_YEAR}-(\d{{2}})-(\d{{2}})\b")),
     ("day-month", re.compile(rf"\b{_DAY} (?:of )?{_MONTH}\.?,? {_YEAR}\b", re.I)),
     ("month-day", re.compile(rf"\b{_MONTH}\.? {_DAY},? {_YEAR}\b", re.I)),
-    ("part-month", re.compile(rf"\b(early|mid|late)[- ](?:in )?{_MONTH}\.?,? (?:of )?{_YEAR}\b", re.I)),
+    ("part-month", re.compile(rf"\b{_MONTH_PART}[- ](?:in )?{_MONTH}\.?,? (?:of )?{_YEAR}\b", re.I)),
     ("month", re.compile(rf"\b{_MONTH}\.?,? (?:of )?{_YEAR}\b", re.I)),
     ("part", re.compile(rf"\b(?:the )?{_PART}[- ](?:of )?{_YEAR}\b", re.I)),
     ("year", re.compile(rf"(?<![\d$£€.,-]){_YEAR}(?![\d%,.]\d|s\b|-\d)")),

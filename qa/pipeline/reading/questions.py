@@ -19,7 +19,6 @@ from qa.pipeline.core.lexicon import (
     COPULAS,
     CURRENT_WORDS,
     GENERIC_MEASURES,
-    HAPPENED_PREPOSITIONS,
     HOW_MEASURE_ADJECTIVES,
     MEASURE_HEAD_NOUNS,
     MEASURE_NOUNS,
@@ -27,9 +26,10 @@ from qa.pipeline.core.lexicon import (
     MONTH_NAME_PATTERN,
     NOT_A_SUBJECT_WORDS,
     NUMBER_WORDS,
-    OVERVIEW_AUXILIARIES,
+    OVERVIEW_PATTERN,
     PAST_HOLDER_WORDS,
     PERSON_NOUNS,
+    PERSON_WH_WORDS,
     PLACE_NOUNS,
     QUESTION_WORDS,
     SLOT_FILLER_WORDS,
@@ -63,7 +63,7 @@ _DATE = re.compile(
     re.IGNORECASE,
 )
 _PERSON = re.compile(
-    rf"\b(?:who|whom|whose)\b|\b(?:what|which)\s+{alternation(PERSON_NOUNS)}\b",
+    rf"\b{alternation(PERSON_WH_WORDS)}\b|\b(?:what|which)\s+{alternation(PERSON_NOUNS)}\b",
     re.IGNORECASE,
 )
 # "Who is the current prime minister": a sentence naming the first or a former one does not answer it.
@@ -91,18 +91,7 @@ _MONTHS = re.compile(
 _QUESTION_WORDS = frozenset(stem(w) for w in QUESTION_WORDS)
 # "Tell me about the port.", "What do the sources say about the floods?": the question asks what the
 # sources say about a subject, not for one fact, and its framing names nothing an answer must be about.
-_OVERVIEW = re.compile(
-    r"^\s*(?:(?:please|can you|could you)\s+)?(?:"
-    r"tell\s+(?:me|us)\s+(?:more\s+)?about"
-    rf"|what\s+{alternation(OVERVIEW_AUXILIARIES)}\s+(?:the\s+|these\s+|your\s+)?"
-    r"(?:sources?|documents?|reports?|articles?|corpus|texts?|you)\s+(?:say|tell\s+(?:me|us)|report|know)\s+about"
-    r"|what\s+is\s+(?:known|said|reported)\s+about"
-    r"|(?:give\s+(?:me\s+)?)?(?:an?\s+)?(?:overview|summary)\s+of"
-    r"|summari[sz]e|describe"
-    rf"|what\s+(?:happened|has\s+happened|took\s+place)\s+(?={alternation(HAPPENED_PREPOSITIONS)}\s)"
-    r")\s*(?P<subject>\S.*)$",
-    re.IGNORECASE,
-)
+_OVERVIEW = re.compile(OVERVIEW_PATTERN, re.IGNORECASE)
 
 
 def overview_subject(question: str) -> str | None:
