@@ -42,6 +42,7 @@ from qa.pipeline.core.lexicon import CONTENT_STOPWORDS  # noqa: E402
 from qa.pipeline.core.model_parts import default_models  # noqa: E402
 from qa.pipeline.flow.factory import ModelClients, build_pipeline  # noqa: E402
 from qa.pipeline.flow.runner import answer_question  # noqa: E402
+from qa.pipeline.reading.reader import SpanReader  # noqa: E402
 from qa.pipeline.search.embedding import CachingEmbedder, SentenceTransformerEmbedder  # noqa: E402
 
 _WORD = re.compile(r"[a-z0-9]+")
@@ -61,14 +62,18 @@ def span_hit(span_text: str, gold: str, question: str) -> tuple[bool, bool]:
 
 
 class TimedSpanReader:
-    """The shipped span reader, timing each call (the verification stage reads every answer sentence)."""
+    """The shipped span reader, timing each call (the verification stage reads every answer sentence).
+    ``every_span``: mark each sentence's best span whatever its margin over no answer (the reply has
+    already decided the sentence answers; the reader only says where)."""
 
-    def __init__(self, inner) -> None:
-        self.inner, self.name, self.seconds = inner, inner.name, 0.0
+    def __init__(self, inner, *, every_span: bool = False) -> None:
+        self.inner, self.name, self.seconds, self.every_span = inner, inner.name, 0.0, every_span
 
     def best_spans(self, question, contexts):
         started = time.perf_counter()
         try:
+            if self.every_span:
+                return list(self.inner.span_scores(question, contexts))
             return self.inner.best_spans(question, contexts)
         finally:
             self.seconds += time.perf_counter() - started
@@ -81,6 +86,8 @@ def main() -> None:
     parser.add_argument("--json", help="write the results here")
     parser.add_argument("--limit", type=int, default=0)
     parser.add_argument("--show", type=int, default=0, help="print this many answered cases")
+    parser.add_argument("--every-span", action="store_true", help="no no-answer threshold")
+    parser.add_argument("--weights", help="a span reader file other than the shipped one")
     args = parser.parse_args()
     config = get_preset("default")
     corpus_embedder = CachingEmbedder(SentenceTransformerEmbedder(), CACHE, MODEL)
@@ -91,9 +98,11 @@ def main() -> None:
     if args.limit:
         cases = cases[: args.limit]
     models = default_models()
+    if args.weights:
+        models = replace(models, span_reader=SpanReader(args.weights))
     if models.span_reader is None:
         raise SystemExit("no shipped span reader (qa/pipeline/reading/models/span_reader.safetensors)")
-    timed = TimedSpanReader(models.span_reader)
+    timed = TimedSpanReader(models.span_reader, every_span=args.every_span)
     without = build_pipeline(
         config, index=index, clients=ModelClients(embedder=embedder, models=replace(models, span_reader=None))
     )
