@@ -1,0 +1,82 @@
+"""bench.answer_quality --llm local: the LLM presets measured without a database, with the site's client."""
+
+from __future__ import annotations
+
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from bench.answer_quality import local_llm, parse_args, result_path
+
+
+class RecordingServer:
+    """Stands in for xllamacpp.Server (outside the project): records how it was built."""
+
+    built: list[RecordingServer] = []
+
+    def __init__(self, params):
+        self.params = params
+        RecordingServer.built.append(self)
+
+    def handle_chat_completions(self, body):
+        return {"choices": [{"message": {"role": "assistant", "content": "Score: 4"}}]}
+
+
+def _params():
+    params = types.SimpleNamespace(n_ctx=0, n_parallel=4, verbosity=3)
+    params.model = types.SimpleNamespace(path="")
+    params.sampling = types.SimpleNamespace(seed=-1)
+    params.cpuparams = types.SimpleNamespace(n_threads=-1)
+    params.cpuparams_batch = types.SimpleNamespace(n_threads=-1)
+    return params
+
+
+@pytest.fixture
+def recording_xllamacpp(monkeypatch):
+    RecordingServer.built = []
+    module = types.ModuleType("xllamacpp")
+    module.CommonParams = _params
+    module.Server = RecordingServer
+    monkeypatch.setitem(sys.modules, "xllamacpp", module)
+
+
+@pytest.fixture
+def gguf(tmp_path) -> Path:
+    path = tmp_path / "qwen.gguf"
+    path.write_bytes(b"GGUF")
+    return path
+
+
+def test_the_local_client_uses_one_thread_unless_told(recording_xllamacpp, gguf):
+    """A bench shares the machine: one thread by default, QA_LLM_THREADS as the site reads it."""
+    llm = local_llm({"QA_LLM_MODEL": str(gguf)})
+    assert llm.name == "llama-cpp:qwen.gguf"
+    assert llm.complete([{"role": "user", "content": "Rate it."}]) == "Score: 4"
+    assert RecordingServer.built[-1].params.cpuparams.n_threads == 1
+    assert RecordingServer.built[-1].params.model.path == str(gguf)
+
+    local_llm({"QA_LLM_MODEL": str(gguf), "QA_LLM_THREADS": "2"}).complete([{"role": "user", "content": "x"}])
+    assert RecordingServer.built[-1].params.cpuparams_batch.n_threads == 2
+
+
+def test_a_missing_model_stops_the_bench_naming_the_setting(recording_xllamacpp, tmp_path):
+    with pytest.raises(SystemExit, match=r"absent\.gguf.*QA_LLM_MODEL"):
+        local_llm({"QA_LLM_MODEL": str(tmp_path / "absent.gguf")})
+
+
+def test_judging_needs_the_llm_and_presets_run_in_the_order_given(capsys):
+    with pytest.raises(SystemExit):
+        parse_args(["--judge"])
+    assert "--judge needs --llm local" in capsys.readouterr().err
+    args = parse_args(["--llm", "local", "--preset", "vanilla", "basic", "advanced", "--judge"])
+    assert args.preset == ["vanilla", "basic", "advanced"] and args.judge
+    assert parse_args([]).preset == ["default"] and parse_args([]).llm == "none"
+
+
+def test_each_preset_has_its_own_results_file(tmp_path):
+    assert result_path(tmp_path, "analyst-bench", "train", "local_llm", "llm-cite") == (
+        tmp_path / "analyst_bench_train_local_llm_llm-cite.json"
+    )
+    assert result_path(tmp_path, "clapnq", "dev", "", "default").name == "clapnq_dev_default.json"
