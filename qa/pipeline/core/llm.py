@@ -256,7 +256,10 @@ class LlamaCppLLM:
         self,
         model_path: str | Path,
         *,
-        n_ctx: int = 4096,
+        # The LLM presets send up to 60 context sentences (answer.llm_max_context_sentences): a long
+        # World Factbook entry made a 4,201-token prompt, past the 4,096 this once was. The bundled
+        # Qwen2.5 model reads 32k; 8,192 tokens of KV cache cost ~0.25 GB for its 1.5B size.
+        n_ctx: int = 8192,
         n_threads: int | None = None,
         seed: int = 0,
         verbose: bool = False,
