@@ -345,7 +345,7 @@ def declined_note(notes: Sequence[str]) -> str:
 def _attempts(
     question: str, ranked: Sequence[ScoredPassage], parts: AnswerParts
 ) -> tuple[tuple[Attempt, ...], list[tuple[AnswerSentence, ...]], tuple[AnswerSentence, ...] | None]:
-    """Run attempts until one verifies, the generator refuses (unless retrying) or windows run out.
+    """Run attempts until one verifies, a rule declines a draft (unless retrying) or windows run out.
 
     Returns every attempt's record, the answers of the attempts that reached
     verification, and the verified answer (None when no attempt verified).
