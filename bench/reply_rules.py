@@ -4,11 +4,15 @@
     .venv/bin/python -m bench.reply_rules --sets mtrag --rules-off turn_kind_model  # rules decide follow-ups
     .venv/bin/python -m bench.reply_rules --sets genre,clapnq --clapnq-every 5      # a quick look
 
-The rules are qa.pipeline.checks.reply_rules.RULES (plus ``turn_kind_model``, the switch that lets the
-fitted turn-kind model decide follow-ups). The table is walked first match first, so switching a
-rule off can change only the replies of the questions where that rule decided with every rule on:
-the bench runs each sample once with all rules on, records which rule decided each question, and
-runs again, with the rule off, only the questions that rule decided. That is exact, not a sample of
+The rules are qa.pipeline.checks.reply_rules.RULE_NAMES: every rule of the table, in all its phases
+(the composing rules of the "draft" and "composed" phases included, recorded wherever
+``reply_rules.decide`` is asked, in the stages or in answering), plus ``turn_kind_model``, the switch
+that lets the fitted turn-kind model decide follow-ups. The table is walked first match first, so
+switching a rule off can change only the replies of the questions where that rule decided with every
+rule on: the bench runs each sample once with all rules on, records which rules decided anything for
+each question (a draft rule may decline one window's draft and not the reply, when the preset retries:
+recorded all the same, so the rerun set is a superset), and runs again, with the rule off, only the
+questions that rule decided. That is exact, not a sample of
 the variants, and it keeps the bench within minutes on a shared 2-core machine.
 
 A reply is right when it is the kind the gold asks for: an answer (or an answer in part) to an

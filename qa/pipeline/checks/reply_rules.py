@@ -1,13 +1,27 @@
 """The reply decision's rules: one ordered table of named rules, and the one function that walks it.
 
-Whether a question is answered, answered in part, asked back or refused is decided here. The
-stages compute evidence (the question's reading, answerability, what the passages lack, the answer
-check) and hand it over as ``Evidence``; ``decide`` walks the rules of one phase in order and
-returns the first rule's decision, or None (answer). It runs twice: ``before`` an answer is
-composed, and ``after`` the answer check. The answer check labels the answer: only a rule of this
-table turns a failed check into a refusal. Not in the table yet (docs/reply.md, "Not done"): the
-refusals made while composing (``answering.conclude``, generation's own), ``answerability.hard_rule``
-and the learned turn kind's decisions on follow-ups (switched off whole by ``turn_kind_model``).
+Whether a question is answered, answered in part, asked back or refused is decided here, and only
+here. The stages compute evidence (the question's reading, answerability, what the passages lack,
+what each draft found, the answer check) and hand it over as ``Evidence``; ``decide`` walks the rules
+of one phase in order and returns the first rule's decision, or None (go on / answer). The phases,
+in the order a question meets them:
+
+- ``before`` an answer is composed (qa.pipeline.flow.stages; ``weak_retrieval`` also on the
+  unstaged path, qa.pipeline.flow.answering);
+- ``draft``, on each attempt's draft, before it is cited (qa.pipeline.flow.answering.generate_attempt):
+  a generator never refuses, it reports what it found (``generation.Draft.reason``), and a rule of
+  this phase turns that finding into a refusal. A declined draft ends the attempts unless the preset
+  retries (``retry_after_refusal``); switched off, the draft is an empty one and the next window of
+  the ranking is read;
+- ``composed``, once the attempts are over, on the answer they give, before disagreement and the
+  answer check (``answering.conclude``, which only assembles what the rules decided);
+- ``after`` the answer check (stages): the answer check labels the answer; only a rule of this table
+  turns a failed check into a refusal.
+
+Outside the table: a question for which no attempt drafted any sentence is refused by construction
+(there is nothing to show; ``answering.conclude``), ``answerability.hard_rule`` sets the
+answerability verdict the ``unanswerable`` rule reads, and on follow-ups the learned turn kind
+decides in place of the ``before`` rules (switched off whole by ``turn_kind_model``; docs/reply.md).
 
 Each rule can be switched off by name in a preset (``answer.rules_off``), for ablation
 (``python -m bench reply_rules`` measures each rule's effect; a rule whose removal changes no reply
@@ -25,12 +39,21 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-Phase = Literal["before", "after"]
+from qa.pipeline.drafting.generation import (
+    AMOUNT_STATED_NOWHERE,
+    GENERATOR_DECLINED,
+    NO_EVIDENCE,
+    NOTHING_QUOTABLE,
+    NOTHING_RELEVANT,
+)
+
+Phase = Literal["before", "draft", "composed", "after"]
 ReplyKind = Literal["answer_in_part", "ask_back", "refuse"]
 
 
 class Evidence(Protocol):
-    """What the rules read; the stages compute each item on first use (qa.pipeline.flow.stages).
+    """What the rules read; the stages and answering compute each item on first use
+    (``LazyEvidence``; qa.pipeline.flow.stages, qa.pipeline.flow.answering).
 
     A clarification (``turns.Clarification``) or a refusal (``Answer``) is the rule's reply, built
     by the stage from the same evidence; None where the condition does not hold."""
@@ -38,12 +61,30 @@ class Evidence(Protocol):
     def __getattr__(self, name: str) -> Any: ...
 
 
+class LazyEvidence:
+    """``Evidence`` from thunks: each item computed on first read and kept; an item not given reads
+    None (so a rule whose evidence a path does not compute never fires there)."""
+
+    def __init__(self, **thunks: Callable[[], Any]) -> None:
+        self._thunks = thunks
+        self._values: dict[str, object] = {}
+
+    def __getattr__(self, name: str):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if name not in self._values:
+            thunk = self._thunks.get(name)
+            self._values[name] = thunk() if thunk is not None else None
+        return self._values[name]
+
+
 @dataclass(frozen=True)
 class Decision:
     rule: str
     kind: ReplyKind
     # The reply: a turns.Clarification to ask back with, or the refusal Answer (its note gives the
-    # reason in plain words), or the parts an answer in part names as missing.
+    # reason in plain words; for the "draft" and "composed" rules the note alone, which
+    # answering.conclude assembles into the refusal), or the parts an answer in part names as missing.
     detail: Any
 
 
@@ -107,6 +148,49 @@ def _weak_retrieval(e: Evidence):
     return e.early_refusal
 
 
+# --- on each draft, before it is cited --------------------------------------------------------------
+# ``draft_reason`` is what the generator found (``generation.Draft.reason``); ``declined_note`` the
+# refusal's note in plain words, from the generator's notes ("Refused: best evidence relevance 0.120
+# is below 0.300.").
+
+
+@_rule("nothing_to_quote", "draft", ("draft",), "refuse")
+def _nothing_to_quote(e: Evidence):
+    """Refuse when the window holds no sentence that states anything (only instructions, headings or
+    titles), rather than read the next one."""
+    return e.declined_note if e.draft_reason in (NO_EVIDENCE, NOTHING_QUOTABLE) else None
+
+
+@_rule("nothing_relevant", "draft", ("draft", "extractive relevance"), "refuse")
+def _nothing_relevant(e: Evidence):
+    """Refuse when no sentence of the window is as relevant as the preset's minimum
+    (``extractive_min_relevance``)."""
+    return e.declined_note if e.draft_reason == NOTHING_RELEVANT else None
+
+
+@_rule("amount_stated_nowhere", "draft", ("draft", "amounts asked"), "refuse")
+def _amount_stated_nowhere(e: Evidence):
+    """Refuse when the question asks for an amount no sentence of the window states: quoting a related
+    sentence without the number would look like an answer and is not."""
+    return e.declined_note if e.draft_reason == AMOUNT_STATED_NOWHERE else None
+
+
+@_rule("generator_declined", "draft", ("draft", "LLM output"), "refuse")
+def _generator_declined(e: Evidence):
+    """Refuse when the LLM writes that the sources do not answer and cites nothing."""
+    return e.declined_note if e.draft_reason == GENERATOR_DECLINED else None
+
+
+# --- once the attempts are over, before disagreement and the answer check -------------------------
+
+
+@_rule("nothing_supported", "composed", ("support labels", "refuse_when_nothing_supported"), "refuse")
+def _nothing_supported(e: Evidence):
+    """Refuse an answer none of whose sentences its citations support, where the preset says so
+    (``refuse_when_nothing_supported``)."""
+    return e.unsupported_note if e.nothing_supported else None
+
+
 # --- after the answer check -----------------------------------------------------------------------
 
 
@@ -135,6 +219,11 @@ RULES: tuple[Rule, ...] = (
     _unanswerable,
     _missing_words,
     _weak_retrieval,
+    _nothing_to_quote,
+    _nothing_relevant,
+    _amount_stated_nowhere,
+    _generator_declined,
+    _nothing_supported,
     _answer_check,
     _doubted_guess,
     _answer_in_part,

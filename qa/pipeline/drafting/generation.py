@@ -4,6 +4,10 @@
 A generator returns a ``Draft``: sentences with the source sentences they cite,
 plus what the trace needs (prompt, raw output, dropped citation ids). Citation
 repair and verification happen later, in ``citations`` and ``verification``.
+
+A generator never refuses: when it quotes nothing it says why (``Draft.reason``),
+and whether that refuses the question is the reply rules' call
+(``qa.pipeline.checks.reply_rules``, phase "draft").
 """
 
 from __future__ import annotations
@@ -53,13 +57,25 @@ class DraftSentence:
     citations: tuple[SourceSentence, ...] = ()
 
 
+# Why a draft holds no sentence, for the reply rules to read (each has its rule). A draft with no
+# sentence and no reason ("": for instance no document of the window names what the question asks
+# about) lets the next window of the ranking be read.
+NO_EVIDENCE = "no_evidence"  # the window holds no sentence, or only instructions
+NOTHING_QUOTABLE = "nothing_quotable"  # only headings, titles and questions
+NOTHING_RELEVANT = "nothing_relevant"  # no sentence reaches the preset's minimum relevance
+AMOUNT_STATED_NOWHERE = "amount_stated_nowhere"  # an amount asked for is stated by no sentence
+GENERATOR_DECLINED = "generator_declined"  # the LLM wrote that the sources do not answer
+DRAFT_REASONS = (NO_EVIDENCE, NOTHING_QUOTABLE, NOTHING_RELEVANT, AMOUNT_STATED_NOWHERE, GENERATOR_DECLINED)
+
+
 @dataclass(frozen=True)
 class Draft:
-    """One generation attempt. ``context`` is every sentence the generator was shown."""
+    """One generation attempt. ``context`` is every sentence the generator was shown; ``reason``
+    (one of ``DRAFT_REASONS``, or "") why it holds no sentence, in words in ``notes``."""
 
     sentences: tuple[DraftSentence, ...]
     context: tuple[SourceSentence, ...]
-    refused: bool = False
+    reason: str = ""
     prompt: tuple[dict[str, str], ...] = ()
     raw_output: str = ""
     dropped_citation_ids: tuple[str, ...] = ()
@@ -95,8 +111,8 @@ class ExtractiveSettings:
     relative_floor: float = 0.6  # a sentence joins when its relevance is this share of the best
     duplicate_similarity: float = 0.92
     min_words: int = 4
-    min_relevance: float = 0.0  # below this, refuse
-    require_quantity: bool = True  # refuse when an amount asked for is stated nowhere
+    min_relevance: float = 0.0  # below this, quote nothing (reason NOTHING_RELEVANT)
+    require_quantity: bool = True  # quote nothing when an amount asked for is stated nowhere
     title_words: bool = True  # the document title's words count as part of each sentence
     weighted_overlap: bool = True  # question words weighted by rarity among the context
     focus_document: bool = False  # answer from the top-ranked passage's document ...
@@ -133,10 +149,10 @@ class ExtractiveGenerator:
     is among the context sentences (exact names and terms the embedding may
     blur), counting its document's title as part of it: "Its
     capital is Arlen" answers "What is the capital of Westmere?" because it
-    comes from "Westmere: Country Profile". It refuses when nothing is relevant
-    enough, or when the question asks for an amount that no sentence states:
-    quoting a related sentence without the number would look like an answer
-    and is not. With ``focus_document`` the answer comes from the top-ranked
+    comes from "Westmere: Country Profile". It quotes nothing, and says why
+    (``Draft.reason``), when nothing is relevant enough, or when the question asks
+    for an amount that no sentence states (the reply rules decide whether that
+    refuses). With ``focus_document`` the answer comes from the top-ranked
     passage's document, and other documents may only supply such an amount.
     """
 
@@ -151,7 +167,7 @@ class ExtractiveGenerator:
         usable = [s for s in context if not looks_like_instruction(s.text)]
         candidates = [s for s in usable if len(words(s.text)) >= self.settings.min_words] or usable
         if not candidates:
-            return Draft((), tuple(context), refused=True, notes=("no evidence sentences",))
+            return Draft((), tuple(context), reason=NO_EVIDENCE, notes=("no evidence sentences",))
         on_subject = documents_on_subject(question, context) if self.settings.subject_documents else None
         if on_subject is not None:
             candidates = [s for s in candidates if s.document_id in on_subject]
@@ -164,7 +180,7 @@ class ExtractiveGenerator:
         best = float(scores[order[0]])
         if best < self.settings.min_relevance:
             note = f"best evidence relevance {best:.3f} is below {self.settings.min_relevance:.3f}"
-            return Draft((), tuple(context), refused=True, notes=(note,))
+            return Draft((), tuple(context), reason=NOTHING_RELEVANT, notes=(note,))
 
         focus = ""
         if self.settings.focus_document and passages:
@@ -185,14 +201,17 @@ class ExtractiveGenerator:
         order = [i for i in order if roles.quotable(candidates[i])]
         if not order:
             return Draft(
-                (), tuple(context), refused=True, notes=("no sentence of the context states anything",)
+                (),
+                tuple(context),
+                reason=NOTHING_QUOTABLE,
+                notes=("no sentence of the context states anything",),
             )
         best = float(scores[order[0]])
         slots = quantity_slots(question) if self.settings.require_quantity else []
         stating, missing = _sentences_stating(slots, order, candidates)
         if missing is not None:
             note = f"no sentence of the context states the amount asked for: {missing.phrase.strip()!r}"
-            return Draft((), tuple(context), refused=True, notes=(note,))
+            return Draft((), tuple(context), reason=AMOUNT_STATED_NOWHERE, notes=(note,))
         # A question that asks only for amounts is answered by the sentences stating them and no
         # others: analyst-bench train q003 cited two sentences about voters beside the two stating the
         # ballots and the stations, and "How many containers did the port handle?" was padded with
@@ -350,8 +369,8 @@ def _sentences_stating(
 
     Every amount must be stated by some sentence of the context, of the right kind and about the
     right thing (the slot's focus words, not the whole question: in "how many containers ..., and
-    how many staff ..." the staff sentence is relevant to one part only); otherwise the honest
-    answer is a refusal.
+    how many staff ..." the staff sentence is relevant to one part only); otherwise the draft quotes
+    nothing (``AMOUNT_STATED_NOWHERE``), and the honest reply is a refusal.
     """
     stating: list[int] = []
     for slot in slots:
@@ -442,7 +461,7 @@ def _in_reading_order(
 def _sentences_stating_any(
     slots: Sequence[QuantitySlot], order: Sequence[int], candidates: Sequence[SourceSentence]
 ) -> list[int]:
-    """The best-ranked sentence satisfying each slot that some sentence satisfies (no refusal for
+    """The best-ranked sentence satisfying each slot that some sentence satisfies (no finding for
     the others, as ``_sentences_stating`` makes)."""
     found = (_first_stating(slot, order, candidates) for slot in slots)
     return list(dict.fromkeys(i for i in found if i is not None))
@@ -500,7 +519,8 @@ def _context_idf(question_words: set[str], bags: Sequence[set[str]]) -> dict[str
 def overlap_generator(embedder: Embedder, *, sentences: int = 3) -> ExtractiveGenerator:
     """The report's BM25 baseline answer: the sentences sharing most words with the question.
 
-    No embedding, no refusal: a baseline to measure the other generators against.
+    No embedding, no relevance floor, no amount required: a baseline to measure the other
+    generators against.
     """
     return ExtractiveGenerator(
         embedder,
@@ -550,7 +570,7 @@ class LLMGenerator:
                 return Draft((), (), notes=(_no_subject_note(question),))
         sentences = self._fit_context(question, sentences)
         if not sentences:
-            return Draft((), (), refused=True, notes=("no evidence sentences",))
+            return Draft((), (), reason=NO_EVIDENCE, notes=("no evidence sentences",))
         context = number_context(sentences)
         messages = generation_messages(question, context)
         raw = self.llm.complete(messages, temperature=0.0, max_tokens=self.max_tokens)
@@ -558,7 +578,7 @@ class LLMGenerator:
         return Draft(
             sentences=tuple(DraftSentence(text, cited) for text, cited in parsed.sentences),
             context=context.sentences,
-            refused=parsed.refused,
+            reason=GENERATOR_DECLINED if parsed.refused else "",
             prompt=tuple(messages),
             raw_output=raw,
             dropped_citation_ids=parsed.dropped_ids,

@@ -1,4 +1,4 @@
-"""Generate, cite and verify an answer, retrying on the next-ranked passages; refuse when unsure.
+"""Generate, cite and verify an answer, retrying on the next-ranked passages.
 
 ``answer_from_ranking`` runs the answering stage with parts built once
 (``build_answer_parts``, or ``qa.pipeline.flow.factory.build_pipeline``);
@@ -9,6 +9,13 @@ separate trace bookkeeping to keep in step. Neither raises on bad model output
 (that is just a failed attempt) but both let ``LLMError`` through: the client
 has already retried transient failures, so the question's stage fails with
 its message (Celery tasks do not retry).
+
+Composing decides no reply: whether to refuse is the reply rules' call
+(``qa.pipeline.checks.reply_rules``), asked here in three places: ``before`` any attempt
+(``weak_retrieval``, on the unstaged path), on each ``draft`` (``generate_attempt``: what the
+generator found) and once the attempts are ``composed`` (``conclude``, which then only
+assembles the reply the rules decided). The one refusal made here is of a question no attempt
+drafted any sentence for: there is nothing else to show.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 
+from qa.pipeline.checks import reply_rules
 from qa.pipeline.checks.claims import ClaimConflict, find_claim_conflicts
 from qa.pipeline.checks.verification import (
     Conflict,
@@ -200,9 +208,9 @@ def generate_verified_answer(
     An early refusal (nothing retrieved, confidence too low) needs no parts, so
     a preset that wants an LLM only fails for want of one when it would use it.
     """
-    early = _early_refusal(ranked, config, retrieval_confidence)
+    early = _decided_before(ranked, config, retrieval_confidence)
     if early is not None:
-        return _answered(early, "refused", config, retrieval_confidence, (), (), _no_timings())
+        return early
     parts = build_answer_parts(config, embedder, llm)
     return answer_from_ranking(question, ranked, parts=parts, retrieval_confidence=retrieval_confidence)
 
@@ -219,12 +227,13 @@ def answer_from_ranking(
     Attempt n uses passages [n*k, (n+1)*k) with k = ``passages_per_attempt``.
     The first attempt whose sentences are all supported is returned verified;
     otherwise the attempt with the most supported sentences is returned with
-    ``verified=False`` and its labels, or a refusal if none has any.
-    ``qa.pipeline.flow.stages`` runs the same rounds one stage at a time.
+    ``verified=False`` and its labels, or a refusal if none has any (where the
+    ``nothing_supported`` rule is on). ``qa.pipeline.flow.stages`` runs the same
+    rounds one stage at a time, with the rest of the reply rules before and after.
     """
-    early = _early_refusal(ranked, parts.config, retrieval_confidence)
+    early = _decided_before(ranked, parts.config, retrieval_confidence)
     if early is not None:
-        return _answered(early, "refused", parts.config, retrieval_confidence, (), (), _no_timings())
+        return early
     attempts, drafts, chosen = _attempts(question, ranked, parts)
     return conclude(question, ranked, parts, attempts, drafts, chosen, retrieval_confidence)
 
@@ -232,11 +241,24 @@ def answer_from_ranking(
 def early_refusal(
     ranked: Sequence[ScoredPassage], config: AnswerConfig, retrieval_confidence: float | None
 ) -> Answered | None:
-    """The refusal made before any attempt (nothing retrieved, confidence too low), or None."""
+    """The ``weak_retrieval`` rule's evidence: the refusal it gives before any attempt (nothing
+    retrieved, confidence too low), or None."""
     early = _early_refusal(ranked, config, retrieval_confidence)
     if early is None:
         return None
     return _answered(early, "refused", config, retrieval_confidence, (), (), _no_timings())
+
+
+def _decided_before(
+    ranked: Sequence[ScoredPassage], config: AnswerConfig, retrieval_confidence: float | None
+) -> Answered | None:
+    """The reply the rules decide before any attempt on the unstaged path, where the only evidence
+    is retrieval's (the stages give the rest); None: go on answering."""
+    evidence = reply_rules.LazyEvidence(
+        early_refusal=lambda: early_refusal(ranked, config, retrieval_confidence)
+    )
+    decision = reply_rules.decide("before", evidence, config.rules_off)
+    return decision.detail if decision is not None else None
 
 
 def conclude(
@@ -249,7 +271,11 @@ def conclude(
     retrieval_confidence: float | None,
 ) -> Answered:
     """The answer once the attempts are over: ``chosen`` is the verified one (None: none verified),
-    ``drafts`` every answer that reached verification."""
+    ``drafts`` every answer that reached verification.
+
+    It assembles the reply the rules decided: the refusal of a draft a ``draft`` rule declined
+    (when that ended the attempts), or of the answer a ``composed`` rule refuses; else the answer,
+    with the sources' disagreement. With nothing drafted it refuses, there being nothing to show."""
     config = parts.config
     attempts = tuple(attempts)
     timings = _no_timings()
@@ -262,18 +288,26 @@ def conclude(
             Answer.refusal(note, documents), "refused", config, retrieval_confidence, attempts, (), timings
         )
 
-    if attempts and attempts[-1].outcome == "generator refused" and not config.retry_after_refusal:
-        notes = [n for n in attempts[-1].generation.notes if not n.startswith("selected")]
-        return refused(f"Refused: {'; '.join(notes) or 'generator refused'}.")
+    if attempts and attempts_over(attempts[-1], config) and not attempts[-1].verified:
+        # A rule of the "draft" phase declined the last draft, which ended the attempts.
+        return refused(declined_note(attempts[-1].generation.notes))
     verified = chosen is not None
     if chosen is None and drafts:
         chosen = max(drafts, key=_rank_key)  # max keeps the earliest of equals
     if chosen is None:
         return refused("Refused: no attempt produced an answer.")
-    if config.refuse_when_nothing_supported and not any(s.support == SUPPORTED for s in chosen):
-        return refused(
+    final = chosen
+    evidence = reply_rules.LazyEvidence(
+        nothing_supported=lambda: (
+            config.refuse_when_nothing_supported and not any(s.support == SUPPORTED for s in final)
+        ),
+        unsupported_note=lambda: (
             f"Refused: no answer sentence was supported by its citations in {len(drafts)} attempt(s)."
-        )
+        ),
+    )
+    decision = reply_rules.decide("composed", evidence, config.rules_off)
+    if decision is not None:
+        return refused(decision.detail)
     conflicts: list[Conflict | ClaimConflict] = []
     if config.detect_disagreement:
         clock = time.perf_counter()
@@ -296,14 +330,22 @@ def attempt_window(
 
 
 def attempts_over(attempt: Attempt, config: AnswerConfig) -> bool:
-    """Whether no further attempt follows ``attempt`` (besides running out of windows)."""
+    """Whether no further attempt follows ``attempt`` (besides running out of windows): it verified,
+    or a reply rule declined its draft and the preset does not retry after that (the rule's refusal
+    is then the reply)."""
     return attempt.verified or (attempt.outcome == "generator refused" and not config.retry_after_refusal)
+
+
+def declined_note(notes: Sequence[str]) -> str:
+    """The refusal's note for a declined draft: the generator's own words for what it found."""
+    said = [n for n in notes if not n.startswith("selected")]
+    return f"Refused: {'; '.join(said) or 'generator refused'}."
 
 
 def _attempts(
     question: str, ranked: Sequence[ScoredPassage], parts: AnswerParts
 ) -> tuple[tuple[Attempt, ...], list[tuple[AnswerSentence, ...]], tuple[AnswerSentence, ...] | None]:
-    """Run attempts until one verifies, the generator refuses (unless retrying) or windows run out.
+    """Run attempts until one verifies, a rule declines a draft (unless retrying) or windows run out.
 
     Returns every attempt's record, the answers of the attempts that reached
     verification, and the verified answer (None when no attempt verified).
@@ -335,20 +377,25 @@ def _attempt(
 def generate_attempt(
     question: str, number: int, window: Sequence[ScoredPassage], parts: AnswerParts
 ) -> Attempt | PendingAttempt:
-    """An attempt's generation: the draft waiting for citation, or the finished attempt when the
-    generator refused or wrote no sentence."""
+    """An attempt's generation: the draft waiting for citation, or the finished attempt when a reply
+    rule of the "draft" phase declined the draft (outcome "generator refused", the name stored
+    traces know) or it holds no sentence."""
     clock = time.perf_counter()
     draft = parts.generator.generate(question, window)
     timings = {"generation": time.perf_counter() - clock}
     passages = tuple(p.passage.key for p in window)
     documents = tuple(p.passage.document_id for p in window)
-    record = _generation_record(draft)
-    if draft.refused or not draft.sentences:
+    evidence = reply_rules.LazyEvidence(
+        draft_reason=lambda: draft.reason, declined_note=lambda: declined_note(draft.notes)
+    )
+    decision = reply_rules.decide("draft", evidence, parts.config.rules_off)
+    record = _generation_record(draft, decision.rule if decision is not None else "")
+    if decision is not None or not draft.sentences:
         return Attempt(
             number=number,
             passages=passages,
             documents=documents,
-            outcome="generator refused" if draft.refused else "no answer sentences",
+            outcome="generator refused" if decision is not None else "no answer sentences",
             generation=record,
             dropped_citation_ids=draft.dropped_citation_ids,
             timings=timings,
@@ -509,9 +556,11 @@ def _messages(prompt: Sequence[dict[str, str]]) -> tuple[Message, ...]:
     return tuple(Message(m["role"], m["content"]) for m in prompt)
 
 
-def _generation_record(draft: Draft) -> GenerationRecord:
+def _generation_record(draft: Draft, declined_by: str) -> GenerationRecord:
     return GenerationRecord(
-        refused=draft.refused,
+        refused=bool(declined_by),
+        reason=draft.reason,
+        declined_by=declined_by,
         sentences=tuple(TracedSentence(s.text, tuple(c.id for c in s.citations)) for s in draft.sentences),
         prompt=_messages(draft.prompt),
         raw_output=draft.raw_output,

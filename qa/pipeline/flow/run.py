@@ -38,6 +38,7 @@ StageName = Literal["retrieval", "generation", "citation", "verification"]
 # The stages that run as tasks of their own, in order; generation follows verification again
 # when an attempt failed and the ranking has another window to try.
 STAGES: tuple[StageName, ...] = ("retrieval", "generation", "citation", "verification")
+# "generator refused": a reply rule declined the attempt's draft (the name predates the rules).
 AttemptOutcome = Literal["verified", "not verified", "generator refused", "no answer sentences"]
 AnsweringOutcome = Literal["verified", "unverified", "refused", "clarifying question"]
 
@@ -122,12 +123,14 @@ class TracedSentence:
 
 @dataclass(frozen=True)
 class GenerationRecord:
-    refused: bool = False
+    refused: bool = False  # a reply rule declined the draft (``declined_by``; stored traces: the generator)
     sentences: tuple[TracedSentence, ...] = ()
     prompt: tuple[Message, ...] = ()
     raw_output: str = ""
     dropped_citation_ids: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    reason: str = ""  # why the draft holds no sentence (``generation.DRAFT_REASONS``)
+    declined_by: str = ""  # the reply rule (phase "draft") that declined it
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,11 @@ process. Both go through ``run_stage``, so both record the same trace.
 An attempt that fails verification sends the run back to generation for the
 next window of the ranking, as ``answering.answer_from_ranking`` loops in one
 call; the two share every piece of the attempt, so they answer alike.
+
+The reply is decided by the rules of ``qa.pipeline.checks.reply_rules`` alone: here the
+``before`` phase (``_start_answering``) and the ``after`` phase (``_answered``), with the
+evidence each reads; the ``draft`` and ``composed`` phases are asked inside the attempt
+and ``answering.conclude``, shared with the unstaged path.
 """
 
 from __future__ import annotations
@@ -134,8 +139,9 @@ def _current_attempt(run: PipelineRun) -> int:
 
 
 def _generation(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[ScoredPassage]) -> PipelineRun:
-    """Generate the next attempt's draft; attempts the generator refuses are ended here, and the
-    next window tried at once, since they need no citation or verification."""
+    """Generate the next attempt's draft; attempts whose draft a reply rule declines, or that hold no
+    sentence, are ended here, and the next window tried at once, since they need no citation or
+    verification."""
     question = run.standalone or run.question
     if run.progress is None:
         if pipeline.answer_parts is None:
@@ -193,7 +199,7 @@ def _answered_part(run: PipelineRun) -> str:
     """The question the attempts answer: without the parts of a question in parts that no source
     answers (``progress.missing``), which the partial answer names instead. "How many staff did the
     authority employ and how many cruise ships called at the port?" was refused whole: the
-    generator refuses a question whose amount no sentence states."""
+    ``amount_stated_nowhere`` rule refuses a question whose amount no sentence states."""
     question = run.standalone or run.question
     return turns.without_parts(question, run.progress.missing) if run.progress is not None else question
 
@@ -263,7 +269,7 @@ def _start_answering(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[Scor
     def early():
         return early_refusal(e.passages, pipeline.answer_parts.config, retrieval_confidence(ranked))
 
-    e = _Evidence(
+    e = reply_rules.LazyEvidence(
         unresolved_reference=lambda: (
             turns.clarification(run.question, run.conversation, ranked, models=models) if clarifies else None
         ),
@@ -286,7 +292,7 @@ def _applied_before(
     pipeline: Pipeline,
     run: PipelineRun,
     ranked: Sequence[ScoredPassage],
-    e: _Evidence,
+    e: reply_rules.LazyEvidence,
     decision: reply_rules.Decision | None,
 ) -> PipelineRun:
     """The run as the reply decided before answering leaves it: asked back, refused, or ready for
@@ -312,23 +318,6 @@ def _applied_before(
     return run
 
 
-class _Evidence:
-    """The evidence the reply rules read (``reply_rules.Evidence``), each item computed from its
-    thunk on first read and kept; an item the stage does not give reads None."""
-
-    def __init__(self, **thunks) -> None:
-        self._thunks = thunks
-        self._values: dict[str, object] = {}
-
-    def __getattr__(self, name: str):
-        if name.startswith("_"):
-            raise AttributeError(name)
-        if name not in self._values:
-            thunk = self._thunks.get(name)
-            self._values[name] = thunk() if thunk is not None else None
-        return self._values[name]
-
-
 def _ready_to_answer(
     pipeline: Pipeline,
     run: PipelineRun,
@@ -338,7 +327,7 @@ def _ready_to_answer(
 ) -> PipelineRun:
     """A follow-up the turn-kind model let through: the rules that still apply before answering
     (only ``weak_retrieval`` reads what the model leaves), then ready for its first attempt."""
-    e = _Evidence(
+    e = reply_rules.LazyEvidence(
         passages=lambda: tuple(passages),
         missing=lambda: missing,
         early_refusal=lambda: early_refusal(
@@ -546,7 +535,7 @@ def _answered(
         run = run.timed(answer_check=time.perf_counter() - clock)
         run = replace(run, trust=replace(run.trust, answer_check=after.check, confidence=after.confidence))
         check, answer = after.check, after.answer
-    e = _Evidence(
+    e = reply_rules.LazyEvidence(
         check_refusal=lambda: _check_refusal(pipeline, trust, check, answer),
         doubted_guess=lambda: _doubted_guess(pipeline, run, check, answer, ranked),
         missing=lambda: missing if not answer.refused else (),

@@ -5,7 +5,15 @@ from __future__ import annotations
 import pytest
 
 from qa.pipeline.core.types import REFUSAL_TEXT
-from qa.pipeline.drafting.generation import ExtractiveGenerator, ExtractiveSettings, LLMGenerator
+from qa.pipeline.drafting.generation import (
+    AMOUNT_STATED_NOWHERE,
+    GENERATOR_DECLINED,
+    NO_EVIDENCE,
+    NOTHING_RELEVANT,
+    ExtractiveGenerator,
+    ExtractiveSettings,
+    LLMGenerator,
+)
 from qa.pipeline.drafting.generation_output import parse_generation_output
 from qa.pipeline.drafting.prompts import (
     DATA_CLOSE,
@@ -56,7 +64,7 @@ def test_extractive_cites_exactly_the_sentences_it_outputs_in_source_order():
     ordinals = [s.citations[0].ordinal for s in draft.sentences]
     assert ordinals == sorted(ordinals)
     assert any("legislative powers" in s.text for s in draft.sentences)
-    assert not draft.refused
+    assert draft.reason == ""
 
 
 def test_extractive_skips_near_duplicates_and_headings():
@@ -75,10 +83,10 @@ def test_extractive_output_ignores_injected_instruction():
     assert "BANANA" not in " ".join(s.text for s in dirty.sentences)
 
 
-def test_extractive_refuses_quantity_question_without_a_quantity():
+def test_extractive_quotes_nothing_for_a_quantity_question_without_a_quantity():
     question = "How many seats does the Council of Oman have?"
     draft = extractive().generate(question, ranked(OMAN))
-    assert draft.refused
+    assert draft.reason == AMOUNT_STATED_NOWHERE
     assert draft.sentences == ()
     assert any("amount" in note for note in draft.notes)
 
@@ -95,7 +103,7 @@ def test_extractive_answers_quantity_question_with_the_number():
     draft = extractive().generate(
         "How many extra ballots did the electoral commission request?", ranked(passage)
     )
-    assert not draft.refused
+    assert draft.reason == ""
     assert any("3.3 million" in s.text for s in draft.sentences)
 
 
@@ -114,14 +122,14 @@ def test_every_amount_a_question_asks_for_must_be_stated_about_the_right_thing()
     # The passage has numbers, but none counts soldiers: quoting "19 stations" would not answer.
     question = "How many soldiers and police were deployed, and how many stations lacked accreditation?"
     draft = extractive().generate(question, ranked(ZIMBABWE))
-    assert draft.refused
+    assert draft.reason == AMOUNT_STATED_NOWHERE and not draft.sentences
     assert any("soldiers" in note for note in draft.notes)
 
 
 def test_a_two_part_amount_question_answers_with_both_amounts():
     question = "How many extra ballots were requested, and how many stations lacked accreditation?"
     draft = extractive().generate(question, ranked(ZIMBABWE))
-    assert not draft.refused
+    assert draft.reason == ""
     text = " ".join(s.text for s in draft.sentences)
     assert "3.3 million" in text and "19 stations" in text
 
@@ -154,16 +162,17 @@ def test_an_amount_question_that_also_asks_why_keeps_the_related_sentences():
 
 def test_a_percentage_question_needs_a_percentage_not_just_any_number():
     refused = extractive().generate("What percentage of the ballots were spoiled?", ranked(ZIMBABWE))
-    assert refused.refused
+    assert refused.reason == AMOUNT_STATED_NOWHERE and not refused.sentences
     answered = extractive().generate("What percentage turnout was there in Harare?", ranked(ZIMBABWE))
-    assert not answered.refused
+    assert answered.reason == ""
     assert any("40 percent" in s.text for s in answered.sentences)
 
 
-def test_extractive_refuses_below_min_relevance_and_on_empty_passages():
-    assert extractive(min_relevance=0.99).generate(QUESTION, ranked(OMAN)).refused
+def test_extractive_says_why_it_quotes_nothing_below_min_relevance_and_on_empty_passages():
+    below = extractive(min_relevance=0.99).generate(QUESTION, ranked(OMAN))
+    assert below.reason == NOTHING_RELEVANT and not below.sentences
     empty = make_passage("empty/doc", [])
-    assert extractive().generate(QUESTION, ranked(empty)).refused
+    assert extractive().generate(QUESTION, ranked(empty)).reason == NO_EVIDENCE
 
 
 # --- prompts and injection ---------------------------------------------------------
@@ -343,10 +352,15 @@ def test_parse_caps_runaway_output():
     assert len(parsed.sentences) == 4
 
 
-def test_llm_generator_refuses_empty_context_without_a_call():
+def test_llm_generator_quotes_nothing_from_an_empty_context_without_a_call():
     llm = ScriptedLLM([])
-    assert LLMGenerator(llm).generate("Q?", ranked(make_passage("empty/doc", []))).refused
+    assert LLMGenerator(llm).generate("Q?", ranked(make_passage("empty/doc", []))).reason == NO_EVIDENCE
     assert llm.calls == []
+
+
+def test_llm_generator_reports_the_models_refusal_as_its_finding():
+    draft = LLMGenerator(ScriptedLLM([REFUSAL_TEXT])).generate("What is the GDP of Atlantis?", ranked(OMAN))
+    assert draft.reason == GENERATOR_DECLINED and draft.sentences == ()
 
 
 def test_llm_generator_returns_trace_material():
@@ -427,7 +441,7 @@ def test_focus_document_answers_from_the_top_document_and_borrows_only_a_missing
     jobs = extractive(focus_document=True).generate(
         "How many jobs did the 2011 directive create?", ranked(top, other)
     )
-    assert not jobs.refused
+    assert jobs.reason == ""
     assert "50,000 jobs" in " ".join(s.text for s in jobs.sentences)
 
 

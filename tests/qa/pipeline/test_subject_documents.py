@@ -128,7 +128,7 @@ def test_the_answer_comes_from_the_documents_about_what_the_question_names(
 ):
     draft = generator(embedder, on=True).generate(question, ranked(*ranking))
     text = answer_text(draft)
-    assert not draft.refused and draft.sentences, draft.notes
+    assert draft.reason == "" and draft.sentences, draft.notes
     for wanted in holds:
         assert wanted in text
     for unwanted in lacks:
@@ -144,7 +144,7 @@ def test_switched_off_the_best_ranked_entry_answers_for_another_country(embedder
 def test_a_window_with_no_document_on_the_subject_gives_no_sentence_and_the_next_window_is_read(embedder):
     question = "What is the highest point in Oman?"
     draft = generator(embedder, on=True).generate(question, ranked(NEPAL, CHINA))
-    assert not draft.refused and not draft.sentences
+    assert draft.reason == "" and not draft.sentences
     assert draft.notes == ("no document of this window names oman",)
 
     config = replace(get_preset("default").answer, subject_documents=True, passages_per_attempt=2)
@@ -240,4 +240,4 @@ def test_the_llm_is_shown_only_the_documents_about_the_subject():
     draft = LLMGenerator(nothing, subject_documents=True).generate(
         "What is the highest point in Oman?", ranked(NEPAL, CHINA)
     )
-    assert not draft.sentences and not draft.refused and not nothing.calls
+    assert not draft.sentences and draft.reason == "" and not nothing.calls
