@@ -55,6 +55,10 @@ def _rows(question_id: str, question: str, answer, gold: set[str], embedder) -> 
             "id": question_id,
             "score": score,
             "gold": any(evidence_key(c.document_id, c.label) in gold for c in sentence.citations),
+            # What bench/llm_judge_sentences.py asks the LLM judge about; not read here.
+            "question": question,
+            "text": sentence.text,
+            "title": sentence.citations[0].document_title if sentence.citations else "",
         }
         for sentence, score in zip(answer.sentences, scores, strict=True)
     ]

@@ -20,7 +20,7 @@ import time
 import weakref
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from qa.pipeline.core.llm import LLMError
 from qa.pipeline.core.protocols import LLM
@@ -95,14 +95,14 @@ class ReadingCache:
     def __init__(self, size: int = CACHE_SIZE) -> None:
         self.size, self._items, self._lock = size, OrderedDict(), threading.Lock()
 
-    def get(self, key: tuple[str, str, str]) -> JudgeReading | None:
+    def get(self, key: tuple[str, str, str]) -> JudgeReading | SentenceReading | None:
         with self._lock:
             found = self._items.get(key)
             if found is not None:
                 self._items.move_to_end(key)
             return found
 
-    def put(self, key: tuple[str, str, str], reading: JudgeReading) -> None:
+    def put(self, key: tuple[str, str, str], reading: JudgeReading | SentenceReading) -> None:
         with self._lock:
             self._items[key] = reading
             while len(self._items) > self.size:
@@ -184,3 +184,88 @@ def judge_inputs(verdict: JudgeVerdict | None) -> dict[str, float]:
         return judge_values(None, None)
     top1 = verdict.readings[0].p_yes if verdict.readings else None
     return judge_values(top1, verdict.p_yes)
+
+
+# --- answer sentences: relevance to the question, support by the cited text -------------------
+
+RELEVANCE_SYSTEM = "You check whether a sentence answers a question. Reply with one word: yes or no."
+RELEVANCE_ASK = "Does this sentence answer the question? Reply yes or no."
+SUPPORT_SYSTEM = "You check whether a passage supports a claim. Reply with one word: yes or no."
+SUPPORT_ASK = "Does the passage support the claim? Reply yes or no."
+
+
+def relevance_messages(question: str, sentence: str, title: str = "") -> list[dict[str, str]]:
+    """Does this answer sentence answer the question? The cited document's title goes with the
+    sentence, as the relevance score reads it: "the country" in Oman's entry is Oman."""
+    source = f" (from {title})" if title else ""
+    user = f"Question: {question.strip()}\n\nSentence{source}: {sentence.strip()}\n\n{RELEVANCE_ASK}"
+    return [{"role": "system", "content": RELEVANCE_SYSTEM}, {"role": "user", "content": user}]
+
+
+def support_messages(claim: str, cited: str, title: str = "") -> list[dict[str, str]]:
+    """Does the cited text support this answer sentence? The cited text is capped as a passage is."""
+    words = cited.split()
+    text = " ".join(words[:MAX_WORDS]) + (" ..." if len(words) > MAX_WORDS else "")
+    heading = f"Passage ({title}):" if title else "Passage:"
+    user = f"{heading}\n{text}\n\nClaim: {claim.strip()}\n\n{SUPPORT_ASK}"
+    return [{"role": "system", "content": SUPPORT_SYSTEM}, {"role": "user", "content": user}]
+
+
+@dataclass(frozen=True)
+class SentenceReading:
+    """The judge's P(yes) for one answer sentence; None (with ``error``) when it gave no usable one."""
+
+    p_yes: float | None
+    seconds: float
+    error: str = ""
+    cached: bool = False
+
+    def to_trace(self) -> dict:
+        return {
+            "p_yes": None if self.p_yes is None else round(self.p_yes, 4),
+            "seconds": round(self.seconds, 3),
+            **({"error": self.error} if self.error else {}),
+        }
+
+
+@dataclass
+class SentenceJudge:
+    """Asks an LLM about answer sentences: does it answer the question (``relevance``), does its
+    cited text support it (``support``). Each (kind, first text, second text) once per LLM client,
+    sharing ``cache_for``'s cache with the passage judge; a failed call (``LLMError``) reads as
+    unknown with its message and is not kept, as in ``PassageJudge``."""
+
+    llm: LLM
+    cache: ReadingCache | None = field(default=None)
+
+    def __post_init__(self) -> None:
+        if self.cache is None:
+            self.cache = cache_for(self.llm)
+
+    @property
+    def name(self) -> str:
+        return self.llm.name
+
+    def relevance(self, question: str, sentence: str, title: str = "") -> SentenceReading:
+        return self._ask(
+            ("relevance", question, f"{title}\n{sentence}"), relevance_messages(question, sentence, title)
+        )
+
+    def support(self, claim: str, cited: str, title: str = "") -> SentenceReading:
+        return self._ask(("support", claim, f"{title}\n{cited}"), support_messages(claim, cited, title))
+
+    def _ask(self, key: tuple[str, str, str], messages: list[dict[str, str]]) -> SentenceReading:
+        assert self.cache is not None
+        cached = self.cache.get(key)
+        if cached is not None:
+            return replace(cached, cached=True)
+        started = time.perf_counter()
+        try:
+            p_yes: float | None = self.llm.yes_probability(messages)
+            error = ""
+        except LLMError as exc:
+            p_yes, error = None, str(exc)
+        reading = SentenceReading(p_yes, time.perf_counter() - started, error)
+        if p_yes is not None:
+            self.cache.put(key, reading)
+        return reading

@@ -10,7 +10,14 @@ patent grant). One signal per sentence decides: the answer check's relevance
 
 and two thresholds chosen on a tuning set by bench/sentence_relation.py (docs/reply.md): at or
 above ``answers`` the sentence is labelled "answers"; below ``background`` it is "off_question";
-between, "background". The label is presentation: it never refuses or drops a sentence (the reply
+between, "background". With the LLM judge (``TrustConfig.llm_judge_relevance``, an LLM configured)
+the judge's P(yes) for "Does this sentence answer the question?" (``llm_judge.SentenceJudge``) joins it:
+
+    judged score = 0.5 * score + 0.5 * P(yes)
+
+labelled with ``JUDGED_THRESHOLDS``, chosen by the same rules on the same sets
+(bench/llm_judge_sentences.py); a sentence the judge failed on keeps the score alone and its note says
+why. The label is presentation: it never refuses or drops a sentence (the reply
 decision in qa.pipeline.checks.reply decides what is shown).
 """
 
@@ -22,6 +29,7 @@ from typing import Literal
 
 import numpy as np
 
+from qa.pipeline.checks.llm_judge import SentenceJudge
 from qa.pipeline.core.protocols import Embedder
 from qa.pipeline.core.text import content_words, cosine_matrix
 from qa.pipeline.core.types import Answer, AnswerSentence
@@ -41,12 +49,24 @@ RELATIONS: tuple[Relation, ...] = (ANSWERS, BACKGROUND, OFF_QUESTION)
 # precise "answers" badge costs recall, which the docs say.
 DEFAULT_ANSWERS = 0.725
 DEFAULT_BACKGROUND = 0.375
+JUDGED_ANSWERS = 0.6
+JUDGED_BACKGROUND = 0.35
 
 
 @dataclass(frozen=True)
 class RelationThresholds:
     answers: float = DEFAULT_ANSWERS
     background: float = DEFAULT_BACKGROUND
+
+
+# The thresholds of the judged score (the module docstring), chosen as ``DEFAULT_ANSWERS`` and
+# ``DEFAULT_BACKGROUND`` were, on the rows the local 1.5B model judged (bench/llm_judge_sentences.py).
+JUDGED_THRESHOLDS = RelationThresholds(answers=JUDGED_ANSWERS, background=JUDGED_BACKGROUND)
+JUDGE_WEIGHT = 0.5
+
+
+def judged_score(score: float, p_yes: float) -> float:
+    return round((1 - JUDGE_WEIGHT) * score + JUDGE_WEIGHT * p_yes, 4)
 
 
 def relation_of(score: float, thresholds: RelationThresholds = RelationThresholds()) -> Relation:
@@ -85,8 +105,11 @@ def with_relations(
     *,
     thresholds: RelationThresholds = RelationThresholds(),
     analysis: QuestionAnalysis | None = None,
+    judge: SentenceJudge | None = None,
+    judged_thresholds: RelationThresholds = JUDGED_THRESHOLDS,
 ) -> Answer:
-    """``answer`` with each sentence's relation to the question; a refusal or a question back as is."""
+    """``answer`` with each sentence's relation to the question; a refusal or a question back as is.
+    ``judge``: the LLM judge, asked once per cited sentence (None: the score alone)."""
     if answer.refused or answer.kind == "underspecified" or not answer.sentences:
         return answer
     # An uncited sentence is the pipeline's own ("The sources do not cover ..."), not evidence.
@@ -95,13 +118,37 @@ def with_relations(
         zip(map(id, cited), relation_scores(question, cited, embedder, analysis=analysis), strict=True)
     )
     sentences = tuple(
-        replace(
-            sentence,
-            relation=relation_of(scores[id(sentence)], thresholds),
-            relation_score=scores[id(sentence)],
-        )
+        _related(question, sentence, scores[id(sentence)], thresholds, judge, judged_thresholds)
         if id(sentence) in scores
         else sentence
         for sentence in answer.sentences
     )
     return replace(answer, sentences=sentences)
+
+
+def _related(
+    question: str,
+    sentence: AnswerSentence,
+    score: float,
+    thresholds: RelationThresholds,
+    judge: SentenceJudge | None,
+    judged_thresholds: RelationThresholds,
+) -> AnswerSentence:
+    if judge is None:
+        return replace(sentence, relation=relation_of(score, thresholds), relation_score=score)
+    title = sentence.citations[0].document_title if sentence.citations else ""
+    reading = judge.relevance(question, sentence.text, title)
+    if reading.p_yes is None:
+        return replace(
+            sentence,
+            relation=relation_of(score, thresholds),
+            relation_score=score,
+            relation_note=f"LLM judge {judge.name} failed: {reading.error}",
+        )
+    combined = judged_score(score, reading.p_yes)
+    return replace(
+        sentence,
+        relation=relation_of(combined, judged_thresholds),
+        relation_score=combined,
+        relation_judge=round(reading.p_yes, 4),
+    )

@@ -23,7 +23,7 @@ from qa.pipeline.checks.answerability import (
     judged_model,
 )
 from qa.pipeline.checks.confidence import AnswerCheck, Confidence, TrustModels
-from qa.pipeline.checks.llm_judge import PassageJudge
+from qa.pipeline.checks.llm_judge import PassageJudge, SentenceJudge
 from qa.pipeline.checks.relevance import ContextJudgement, answer_relevance, judge_context, relevant_passages
 from qa.pipeline.core.model_parts import PipelineModels, default_models
 from qa.pipeline.core.protocols import LLM, Embedder
@@ -54,6 +54,11 @@ class TrustConfig:
     # with the answerability model fitted with it (answerability_model.json, bench/llm_judge.py).
     llm_judge: bool = False
     llm_judge_passages: int = 2
+    # The same judge of each cited answer sentence: does it answer the question (an input of its
+    # answers / background / off-the-question label, qa.pipeline.checks.relation), and does its
+    # cited text support it (below the veto it is not labelled supported, qa.pipeline.checks.judged_claims).
+    llm_judge_relevance: bool = False
+    llm_judge_claims: bool = False
 
 
 @dataclass(frozen=True)
@@ -95,6 +100,17 @@ def answerability_judge(
             judged, threshold=config.answerability_threshold, models=models, llm_judge=judge
         )
     return signals
+
+
+def sentence_judge(
+    config: TrustConfig | None, llm: LLM | None, kind: Literal["relevance", "claims"]
+) -> SentenceJudge | None:
+    """The LLM judge of answer sentences where the preset switches ``kind`` on and an LLM is
+    configured; None otherwise (no judge call is made without an LLM)."""
+    if config is None or llm is None:
+        return None
+    wanted = config.llm_judge_relevance if kind == "relevance" else config.llm_judge_claims
+    return SentenceJudge(llm) if wanted else None
 
 
 def before_generation(

@@ -76,6 +76,9 @@ class Verdict:
     # ``contradicted``: the citation says otherwise (another figure, direction or negation).
     mismatch: str = ""
     contradicted: bool = False
+    # The LLM judge's P(the cited text supports the sentence) (qa.pipeline.checks.judged_claims);
+    # None where it was not asked or failed (the reason then says why).
+    judge: float | None = None
 
 
 def mismatch_reason(check: MismatchCheck) -> str:

@@ -82,6 +82,10 @@ class AnswerSentence:
     # signal it was read from, kept for the trace.
     relation: str = ""
     relation_score: float | None = None
+    # The LLM judge's P(the sentence answers the question), an input of the relation where it was
+    # asked (qa.pipeline.checks.relation); ``relation_note``: why the judge gave none (its failure).
+    relation_judge: float | None = None
+    relation_note: str = ""
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+from qa.pipeline.checks.judged_claims import JudgedVerifier
 from qa.pipeline.checks.nli import NLIVerifier
 from qa.pipeline.checks.spans import SpanReadingVerifier
+from qa.pipeline.checks.trust import sentence_judge
 from qa.pipeline.config.answering_config import AnswerConfig
 from qa.pipeline.config.presets import PipelineConfig
 from qa.pipeline.core.model_parts import PipelineModels, default_models
@@ -92,7 +94,7 @@ def build_pipeline(config: PipelineConfig, *, index: CorpusIndex, clients: Model
         answer_notes = []  # answered by the LLM alone, or not at all: nothing stands in
     else:
         parts = build_answer_parts(answer_config, clients.embedder, clients.llm)
-        parts, model_notes = _with_named_models(parts, clients)
+        parts, model_notes = _with_named_models(parts, clients, config)
         answer_notes = answer_notes + model_notes
         retriever = build_retriever(config.retrieval.retriever_spec, index, RetrieverModels(clients.searcher))
     return Pipeline(
@@ -110,9 +112,17 @@ def build_pipeline(config: PipelineConfig, *, index: CorpusIndex, clients: Model
 
 
 def _trust_notes(config: PipelineConfig, clients: ModelClients) -> list[str]:
-    if config.trust is not None and config.trust.llm_judge and clients.llm is None:
-        return ["answerability: signals + LLM judge -> signals (no LLM configured)"]
-    return []
+    trust = config.trust
+    if trust is None or clients.llm is not None:
+        return []
+    notes = []
+    if trust.llm_judge:
+        notes.append("answerability: signals + LLM judge -> signals (no LLM configured)")
+    if trust.llm_judge_relevance:
+        notes.append("sentence relation: score + LLM judge -> score (no LLM configured)")
+    if trust.llm_judge_claims and config.retrieval is not None:
+        notes.append("claim support: verifier + LLM judge -> verifier (no LLM configured)")
+    return notes
 
 
 def _build_models(config: PipelineConfig, clients: ModelClients) -> PipelineModels:
@@ -144,14 +154,20 @@ def _reranker(
     return EvidenceReranker(index, clients.searcher), []
 
 
-def _with_named_models(parts: AnswerParts, clients: ModelClients) -> tuple[AnswerParts, list[str]]:
+def _with_named_models(
+    parts: AnswerParts, clients: ModelClients, config: PipelineConfig
+) -> tuple[AnswerParts, list[str]]:
     """The answer parts with the user's named models in place; the notes say what replaced what,
     so the run names the model that labelled its sentences. A preset that asks for the LLM
-    verifier keeps it: the NLI model replaces only the lexical one."""
+    verifier keeps it: the NLI model replaces only the lexical one. The LLM judge of claim
+    support (``TrustConfig.llm_judge_claims``) reads every verifier's verdicts."""
     verifier, notes = parts.verifier, []
     if clients.nli is not None and parts.config.verifier == "lexical":
         verifier = NLIVerifier(clients.nli, lexical=verifier)
         notes.append(f"verifier: lexical -> nli ({clients.nli.name})")
+    judge = sentence_judge(config.trust, clients.llm, "claims")
+    if judge is not None:
+        verifier = JudgedVerifier(verifier, judge)
     # Without a user-named reader the shipped one marks the spans; either way the span informs the
     # trace and the answer card and decides nothing, so the answers are the same with or without it.
     span_reader = clients.span_reader or (clients.models or default_models()).span_reader

@@ -25,9 +25,11 @@ from typing import Literal
 
 from qa.pipeline.checks.answerability import AnswerabilityVerdict
 from qa.pipeline.checks.confidence import AnswerCheck
+from qa.pipeline.checks.judged_claims import JudgedVerifier
+from qa.pipeline.checks.llm_judge import SentenceJudge
 from qa.pipeline.checks.relevance import ContextJudgement, answer_relevance
-from qa.pipeline.checks.trust import TrustConfig, before_generation
-from qa.pipeline.checks.verification import LexicalVerifier, Verdict
+from qa.pipeline.checks.trust import TrustConfig, before_generation, sentence_judge
+from qa.pipeline.checks.verification import LexicalVerifier, Verdict, Verifier
 from qa.pipeline.core.protocols import CorpusIndex, Embedder
 from qa.pipeline.core.text import content_words, numbers, split_sentences, unique_sentences
 from qa.pipeline.core.types import (
@@ -120,12 +122,16 @@ def cite_text(
     threshold: float = 0.5,
     max_citations: int = 2,
     search_embedder: Embedder | None = None,
+    judge: SentenceJudge | None = None,
 ) -> TextSupport:
     """Per sentence of ``text``: its supporting corpus sentences and a support label.
 
     ``search_embedder`` encodes the searches when the index's vectors are another model's.
+    ``judge``: the LLM judge of claim support (``judged_claims``), where the preset asks for it.
     """
-    verifier = LexicalVerifier(embedder)
+    verifier: Verifier = LexicalVerifier(embedder)
+    if judge is not None:
+        verifier = JudgedVerifier(verifier, judge)
     results = []
     for number, sentence in enumerate(split_sentences(text)):
         if not makes_claim(sentence):
@@ -199,7 +205,13 @@ class AnswerAssessment:
 def assess_answer(pipeline: Pipeline, question: str, answer: str) -> AnswerAssessment:
     """Each answer sentence's support, and whether the answer as a whole addresses the question."""
     assessed = assess_question(pipeline, question)
-    support = cite_text(answer, pipeline.index, pipeline.embedder, search_embedder=pipeline.search_embedder)
+    support = cite_text(
+        answer,
+        pipeline.index,
+        pipeline.embedder,
+        search_embedder=pipeline.search_embedder,
+        judge=sentence_judge(pipeline.config.trust, pipeline.llm, "claims"),
+    )
     sentences = [
         AnswerSentence(s.text, s.citations, s.label if s.label != NO_CLAIM else UNSUPPORTED)
         for s in support.sentences

@@ -45,6 +45,7 @@ from qa.pipeline.checks.trust import (
     before_generation,
     refusal_confidence,
     refusal_for,
+    sentence_judge,
 )
 from qa.pipeline.core.protocols import LLM
 from qa.pipeline.core.text import split_sentences
@@ -551,7 +552,8 @@ def _answered(
     elif decision is not None:
         answer = turns.partial_answer(answer, decision.detail)
     if pipeline.embedder is not None:
-        answer = with_relations(question, answer, pipeline.embedder)
+        judge = sentence_judge(pipeline.config.trust, pipeline.llm, "relevance")
+        answer = with_relations(question, answer, pipeline.embedder, judge=judge)
     return replace(run, answering=step, answer=answer, progress=None)
 
 
