@@ -13,9 +13,8 @@ answer, the answer's relevance features and its citation F1. Then:
   refusal (unanswerable-class) and answerable-class P/R/F1, AUC, ECE (10 bins);
 - confidence: P(correct) where correct = answered with citation F1 >= 0.5 for an
   answerable question, refused for an unanswerable one; same folds; ECE;
-- ``--write``: fits the answerability and answer-check models on all tuning data (CLAPNQ-dev +
-  analyst-bench train, never analyst-bench dev/test) into qa/pipeline/checks/answerability_model.json;
-  the stored confidence is bench/confidence_suite.py's, refitted on the wider suite.
+- ``--write``: fits both on all tuning data (CLAPNQ-dev + analyst-bench train,
+  never analyst-bench dev/test) and writes qa/pipeline/checks/answerability_model.json.
 
     QA_BENCH_DATA=/work/shared/data .venv/bin/python bench/answerability.py            # collect + report
     QA_BENCH_DATA=/work/shared/data .venv/bin/python bench/answerability.py --write    # and store the model
@@ -48,6 +47,8 @@ sys.path.insert(0, str(REPO / "bench"))
 import numpy as np  # noqa: E402
 from answer_quality import clapnq_cases, with_overrides  # noqa: E402
 from answerability_models import (  # noqa: E402
+    CALIBRATION_FOLDS,
+    CALIBRATION_SEEDS,
     FOLDS,
     SPLITS,
     Decisions,
@@ -573,14 +574,20 @@ def write_models(rows: list[dict], models: Models, args) -> None:
         name: fitted(getattr(models, name), trained_on=trained_on).to_json()
         for name in ("answerability", "answer_check")
     }
+    payload["confidence"] = fitted(
+        models.confidence,
+        trained_on=(
+            "Platt scaling of the answer check's logit: the questions of the same data that the "
+            f"pipeline answers, each decided by models fitted without it ({CALIBRATION_FOLDS} folds, "
+            f"seeds {', '.join(map(str, CALIBRATION_SEEDS))}; bench/answerability_models.py "
+            "calibration_rows); right = answerable and citation F1 >= 0.5. " + trained_on
+        ),
+    ).to_json()
     payload["refusal_rule"] = rule_payload(models, trained_on)
-    # The model that reads the LLM judge is bench/llm_judge.py's to refit, and the confidence
-    # bench/confidence_suite.py's (on every set of the tuning suite): both kept as they are. The
-    # confidence reads the answer check: after refitting it, run confidence_suite collect and report.
-    stored = json.loads(MODEL_FILE.read_text())
-    for name in ("confidence", "answerability_llm_judge"):
-        if name in stored:
-            payload[name] = stored[name]
+    # The model that reads the LLM judge is bench/llm_judge.py's to refit: kept as it is.
+    judged = json.loads(MODEL_FILE.read_text()).get("answerability_llm_judge")
+    if judged:
+        payload["answerability_llm_judge"] = judged
     MODEL_FILE.write_text(json.dumps(payload, indent=1) + "\n")
     print(f"wrote {MODEL_FILE.relative_to(REPO)}")
 

@@ -1,7 +1,7 @@
 """The answer confidence, recalibrated on the whole tuning suite and measured per set.
 
     nice .venv/bin/python -m bench.confidence_suite collect      # ~6 min here; rows -> bench/results/
-    .venv/bin/python -m bench.confidence_suite report [--write]  # seconds: fits, prints, writes the model
+    .venv/bin/python -m bench.confidence_suite report [--write]  # seconds: fits and prints
 
 ``collect`` runs ``default`` in memory (no LLM, no cross-encoder, the bundled MiniLM) over the
 suite's sets that have gold evidence sentences, so "right" (answerable and citation F1 >= 0.5, or a
@@ -27,7 +27,8 @@ confidence, as bench/reply_thresholds.py counts it) of:
   set out      refitted on the other sets only: the error a new kind of document would see
   floor        the ECE perfectly calibrated confidences would still score on this many questions
 
-``--write`` stores the model refitted on all rows as ``confidence`` in
+``--write`` stores the model refitted on all rows as ``confidence`` (measured and not adopted:
+docs/reply.md says why) in
 qa/pipeline/checks/answerability_model.json. Refusals keep their confidence (1 - p(answerable), or
 the refusal rule's precision): only an answer's is refitted here.
 """
