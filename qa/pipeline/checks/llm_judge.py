@@ -39,12 +39,17 @@ JUDGE_NAMES: tuple[str, ...] = ("judge_top1", "judge_best")
 CACHE_SIZE = 1024
 
 
-def judge_messages(question: str, passage_text: str, title: str = "") -> list[dict[str, str]]:
-    """The chat the judge asks: passage first, then the question and the yes/no instruction."""
+def _passage_block(passage_text: str, title: str) -> str:
+    """The passage as the judge reads it: its title, then at most MAX_WORDS of its words."""
     words = passage_text.split()
     text = " ".join(words[:MAX_WORDS]) + (" ..." if len(words) > MAX_WORDS else "")
     heading = f"Passage ({title}):" if title else "Passage:"
-    user = f"{heading}\n{text}\n\nQuestion: {question.strip()}\n\n{ASK}"
+    return f"{heading}\n{text}"
+
+
+def judge_messages(question: str, passage_text: str, title: str = "") -> list[dict[str, str]]:
+    """The chat the judge asks: passage first, then the question and the yes/no instruction."""
+    user = f"{_passage_block(passage_text, title)}\n\nQuestion: {question.strip()}\n\n{ASK}"
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
 
 
@@ -204,10 +209,7 @@ def relevance_messages(question: str, sentence: str, title: str = "") -> list[di
 
 def support_messages(claim: str, cited: str, title: str = "") -> list[dict[str, str]]:
     """Does the cited text support this answer sentence? The cited text is capped as a passage is."""
-    words = cited.split()
-    text = " ".join(words[:MAX_WORDS]) + (" ..." if len(words) > MAX_WORDS else "")
-    heading = f"Passage ({title}):" if title else "Passage:"
-    user = f"{heading}\n{text}\n\nClaim: {claim.strip()}\n\n{SUPPORT_ASK}"
+    user = f"{_passage_block(cited, title)}\n\nClaim: {claim.strip()}\n\n{SUPPORT_ASK}"
     return [{"role": "system", "content": SUPPORT_SYSTEM}, {"role": "user", "content": user}]
 
 
