@@ -113,28 +113,19 @@ def genre_rows(config) -> list[dict]:
 
 def squad_rows(config, articles: int = 4, questions: int = 200) -> list[dict]:
     """The answerable questions' gold: every sentence holding one of the reference answers."""
-    from bench.reply_rules import _embedders
-    from bench.retrieval_quality import DATA, build
-    from documents.parsing.assemble import document_from_text
+    from bench.reply_rules import _embedders, squad_paragraphs
+    from bench.retrieval_quality import build
     from qa.pipeline.flow.factory import ModelClients, build_pipeline
     from qa.pipeline.flow.runner import answer_question
     from review.evaluation.predictions import prediction_from_run
     from review.evaluation.types import evidence_key
 
-    data = json.loads((DATA / "squad2" / "dev-half-v2.0.json").read_text(encoding="utf-8"))["data"]
-    chosen = random.Random(SEED).sample(data, min(articles, len(data)))
     documents, cases = [], []
-    for a, article in enumerate(chosen):
-        for p, paragraph in enumerate(article["paragraphs"]):
-            doc_id = f"squad2/{a}-{p}"
-            documents.append(
-                document_from_text(
-                    paragraph["context"], external_id=doc_id, filename=doc_id, title=article["title"]
-                )
-            )
-            for qa in paragraph["qas"]:
-                answers = frozenset(x["text"] for x in qa.get("answers", ()))
-                cases.append((qa["id"], qa["question"], not qa["is_impossible"], doc_id, answers))
+    for doc_id, document, paragraph in squad_paragraphs(articles):
+        documents.append(document)
+        for qa in paragraph["qas"]:
+            answers = frozenset(x["text"] for x in qa.get("answers", ()))
+            cases.append((qa["id"], qa["question"], not qa["is_impossible"], doc_id, answers))
     cases = random.Random(SEED).sample(cases, min(questions, len(cases)))
     corpus, embedder = _embedders()
     index, _ = build(documents, corpus)

@@ -123,30 +123,36 @@ def clapnq_sample(every: int) -> Sample:
     return Sample("CLAPNQ-dev", size, cases, _answerer(index, embedder))
 
 
-def squad_sample(articles: int, questions: int) -> Sample:
-    from bench.retrieval_quality import DATA, build
+def squad_paragraphs(articles: int):
+    """(document id, document, squad2 paragraph) for each paragraph of ``articles`` seeded squad2
+    articles: the seeded sample every bench that reads squad2 as a corpus shares."""
+    from bench.retrieval_quality import DATA
     from documents.parsing.assemble import document_from_text
 
     data = json.loads((DATA / "squad2" / "dev-half-v2.0.json").read_text(encoding="utf-8"))["data"]
-    chosen = random.Random(SEED).sample(data, min(articles, len(data)))
-    documents, cases = [], []
-    for a, article in enumerate(chosen):
+    for a, article in enumerate(random.Random(SEED).sample(data, min(articles, len(data)))):
         for p, paragraph in enumerate(article["paragraphs"]):
             doc_id = f"squad2/{a}-{p}"
-            documents.append(
-                document_from_text(
-                    paragraph["context"], external_id=doc_id, filename=doc_id, title=article["title"]
-                )
-            )
-            cases += [
-                Case(qa["id"], qa["question"], "unanswerable" if qa["is_impossible"] else "answerable")
-                for qa in paragraph["qas"]
-            ]
+            text, title = paragraph["context"], article["title"]
+            document = document_from_text(text, external_id=doc_id, filename=doc_id, title=title)
+            yield doc_id, document, paragraph
+
+
+def squad_sample(articles: int, questions: int) -> Sample:
+    from bench.retrieval_quality import build
+
+    documents, cases = [], []
+    for _, document, paragraph in squad_paragraphs(articles):
+        documents.append(document)
+        cases += [
+            Case(qa["id"], qa["question"], "unanswerable" if qa["is_impossible"] else "answerable")
+            for qa in paragraph["qas"]
+        ]
     total = len(cases)
     cases = random.Random(SEED).sample(cases, min(questions, total))
     corpus, embedder = _embedders()
     index, _ = build(documents, corpus)
-    size = f"{len(cases)} of the {total} questions on {len(documents)} paragraphs of {len(chosen)} articles"
+    size = f"{len(cases)} of the {total} questions on {len(documents)} paragraphs of {articles} articles"
     return Sample("squad2", size, cases, _answerer(index, embedder))
 
 
