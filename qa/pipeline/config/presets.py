@@ -301,7 +301,7 @@ _register(
         name="careful",
         description="default, with the LLM asked of each of the top 2 passages whether it holds the answer "
         "(P(yes) from token log-probabilities) as an input of the answerability model fitted with it, "
-        "and of each cited answer sentence whether it answers the question, in its label; "
+        "and of each cited answer sentence whether it is on the question asked, in its label; "
         "without an LLM default's signals alone, and the trace says so.",
         # CLAPNQ-dev and MTRAG-UN train, 5-fold, 3 fold splits (bench/llm_judge.py, docs/readers.md):
         # every split's AUC and unanswerable F1 improve on both sets with the local 1.5B model. The
