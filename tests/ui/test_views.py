@@ -462,37 +462,10 @@ def test_the_trace_of_a_vague_follow_up_shows_the_learned_reply_kind(client_for,
 def test_the_trace_names_the_reply_rule_that_declined_a_draft(client_for, analyst, corpus):
     """A refusal made while composing says on the trace page which rule of the reply table made it,
     and what the draft found; switched off, the trace shows the finding without a rule."""
-    from dataclasses import replace
-
-    from qa.pipeline.config.presets import get_preset
-    from qa.pipeline.flow.factory import ModelClients, build_pipeline
-    from qa.pipeline.flow.runner import answer_question
-    from qa.pipeline.search.embedding import HashingEmbedder
-    from qa.pipeline.search.memory_index import InMemoryCorpusIndex
-    from tests.qa.pipeline.test_reply_rules import JOBS_QUESTION
-    from tests.qa.pipeline.test_run import document
-
-    index = InMemoryCorpusIndex(
-        [
-            document("factbook/oman-plan", "Oman's national job creation plan", [
-                "Oman's national job creation plan was announced by the sultan after the protests.",
-                "The job creation plan aimed to create jobs for young Omanis in the public sector.",
-            ]),
-            document("news/labour", "Labour ministry figures",
-                     ["The ministry said 25,000 jobs were created in 2011."]),
-        ],
-        HashingEmbedder(),
-        chunk_size=3,
-        chunk_overlap=1,
-    )  # fmt: skip
-    config = get_preset("flow-none")
+    from tests.qa.pipeline.test_reply_rules import JOBS_QUESTION, jobs_plan_run
 
     def page_for(off: tuple[str, ...]) -> str:
-        answer = replace(config.answer, passages_per_attempt=1, rules_off=off)
-        pipeline = build_pipeline(
-            replace(config, answer=answer), index=index, clients=ModelClients(embedder=HashingEmbedder())
-        )
-        run = answer_question(JOBS_QUESTION, pipeline=pipeline)
+        run = jobs_plan_run(off)
         question = Question.objects.create(
             user=analyst,
             corpus=corpus,

@@ -256,9 +256,9 @@ def test_a_declined_draft_is_recorded_with_the_finding_and_the_rule_that_decline
     assert not off.attempts[0].generation.declined_by
 
 
-def test_the_stages_ask_the_same_rules_of_each_draft():
-    """The staged run (one stage at a time, as the Celery tasks run it) declines the top window's
-    draft by the same rule; switched off, the next window's sentence stating the amount answers."""
+def jobs_plan_run(off: tuple[str, ...]):
+    """JOBS_QUESTION through ``flow-none`` (no answerability gate: the draft's finding decides), one
+    chunk a window: the top window names the plan but no amount, the next states 25,000 jobs."""
     plan = InMemoryCorpusIndex(
         [
             document("factbook/oman-plan", "Oman's national job creation plan", [
@@ -273,16 +273,18 @@ def test_the_stages_ask_the_same_rules_of_each_draft():
         chunk_size=3,
         chunk_overlap=1,
     )  # fmt: skip
-    config = get_preset("flow-none")  # no answerability gate: the draft's finding is what decides
+    config = get_preset("flow-none")
+    answer = replace(config.answer, passages_per_attempt=1, rules_off=off)
+    pipeline = build_pipeline(
+        replace(config, answer=answer), index=plan, clients=ModelClients(embedder=HashingEmbedder())
+    )
+    return answer_question(JOBS_QUESTION, pipeline=pipeline)
 
-    def run(off: tuple[str, ...]):
-        answer = replace(config.answer, passages_per_attempt=1, rules_off=off)
-        pipeline = build_pipeline(
-            replace(config, answer=answer), index=plan, clients=ModelClients(embedder=HashingEmbedder())
-        )
-        return answer_question(JOBS_QUESTION, pipeline=pipeline)
 
-    refused, answered = run(()), run(("amount_stated_nowhere",))
+def test_the_stages_ask_the_same_rules_of_each_draft():
+    """The staged run (one stage at a time, as the Celery tasks run it) declines the top window's
+    draft by the same rule; switched off, the next window's sentence stating the amount answers."""
+    refused, answered = jobs_plan_run(()), jobs_plan_run(("amount_stated_nowhere",))
     assert refused.answer.refused and "states the amount asked for" in refused.answer.note
     assert [a.generation.declined_by for a in refused.answering.attempts] == ["amount_stated_nowhere"]
     assert not answered.answer.refused and "25,000 jobs" in answered.answer.text
