@@ -88,27 +88,15 @@ def row(case_id: str, answerable: bool, run, f1: float | None) -> dict:
 
 
 def clapnq_rows(config) -> list[dict]:
-    from bench.answer_quality import clapnq_predictions
+    from bench.reply_thresholds import clapnq_rows as rows_of
 
-    rows = []
-    for case, prediction, run, _ in clapnq_predictions(config, progress_every=20):
-        prf = citation_prf(prediction.cited_evidence, case.gold_evidence)
-        rows.append(row(case.case_id, case.answerable, run, prf.f1 if prf else None))
-    return rows
+    return rows_of(config, row)
 
 
 def genre_rows(config) -> list[dict]:
-    from bench.genre import genre_pipeline, genre_sentences, load_questions, score
-    from qa.pipeline.flow.runner import answer_question
+    from bench.reply_thresholds import genre_rows as rows_of
 
-    pipeline, index, _ = genre_pipeline(config)
-    sentences = genre_sentences(index)
-    rows = []
-    for question in load_questions():
-        run = answer_question(question.question, pipeline=pipeline)
-        f1 = score(question, run.answer, sentences).f1 if question.answerable else None
-        rows.append(row(question.id, question.answerable, run, f1))
-    return rows
+    return rows_of(config, row)
 
 
 def squad_rows(config, articles: int = 4, questions: int = 200) -> list[dict]:

@@ -43,7 +43,8 @@ MIN_SHOWN = 0.05  # a threshold that shows (almost) nothing is not an answer pol
 FOLDS = 5
 
 
-def _row(case_id: str, answerable: bool, answer, f1: float | None) -> dict:
+def _row(case_id: str, answerable: bool, run, f1: float | None) -> dict:
+    answer = run.answer
     return {
         "id": case_id,
         "answerable": answerable,
@@ -55,18 +56,20 @@ def _row(case_id: str, answerable: bool, answer, f1: float | None) -> dict:
     }
 
 
-def clapnq_rows(config) -> list[dict]:
+def clapnq_rows(config, make_row=_row) -> list[dict]:
+    """One ``make_row(case id, answerable, run, citation F1)`` per CLAPNQ-dev question."""
     from bench.answer_quality import clapnq_predictions
     from review.evaluation.metrics import citation_prf
 
     rows = []
     for case, prediction, run, _ in clapnq_predictions(config, progress_every=20):
         prf = citation_prf(prediction.cited_evidence, case.gold_evidence)
-        rows.append(_row(case.case_id, case.answerable, run.answer, prf.f1 if prf else None))
+        rows.append(make_row(case.case_id, case.answerable, run, prf.f1 if prf else None))
     return rows
 
 
-def genre_rows(config) -> list[dict]:
+def genre_rows(config, make_row=_row) -> list[dict]:
+    """One ``make_row(question id, answerable, run, citation F1)`` per genre-set question."""
     from bench.genre import genre_pipeline, genre_sentences, load_questions, score
     from qa.pipeline.flow.runner import answer_question
 
@@ -74,11 +77,9 @@ def genre_rows(config) -> list[dict]:
     sentences = genre_sentences(index)
     rows = []
     for question in load_questions():
-        answer = answer_question(question.question, pipeline=pipeline).answer
-        outcome = score(question, answer, sentences)
-        rows.append(
-            _row(question.id, question.answerable, answer, outcome.f1 if question.answerable else None)
-        )
+        run = answer_question(question.question, pipeline=pipeline)
+        f1 = score(question, run.answer, sentences).f1 if question.answerable else None
+        rows.append(make_row(question.id, question.answerable, run, f1))
     return rows
 
 
