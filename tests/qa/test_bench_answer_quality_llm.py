@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from bench.answer_quality import local_llm, parse_args, result_path
+from tests.qa.pipeline.test_llm_clients import fake_params
 
 
 class RecordingServer:
@@ -24,20 +25,11 @@ class RecordingServer:
         return {"choices": [{"message": {"role": "assistant", "content": "Score: 4"}}]}
 
 
-def _params():
-    params = types.SimpleNamespace(n_ctx=0, n_parallel=4, verbosity=3)
-    params.model = types.SimpleNamespace(path="")
-    params.sampling = types.SimpleNamespace(seed=-1)
-    params.cpuparams = types.SimpleNamespace(n_threads=-1)
-    params.cpuparams_batch = types.SimpleNamespace(n_threads=-1)
-    return params
-
-
 @pytest.fixture
 def recording_xllamacpp(monkeypatch):
     RecordingServer.built = []
     module = types.ModuleType("xllamacpp")
-    module.CommonParams = _params
+    module.CommonParams = fake_params
     module.Server = RecordingServer
     monkeypatch.setitem(sys.modules, "xllamacpp", module)
 
