@@ -44,7 +44,7 @@ from qa.pipeline.flow.run import PipelineRun
 from qa.pipeline.flow.runner import answer_question
 from qa.pipeline.search.embedding import CachingEmbedder, SentenceTransformerEmbedder
 from review.benchmark_files import read_clapnq
-from review.evaluation.evaluate import evaluate
+from review.evaluation.evaluate import evaluate, missing_prediction
 from review.evaluation.predictions import prediction_from_run
 from review.evaluation.reference import load_gold_cases, load_gold_sentence_texts
 from review.evaluation.types import GoldCase, Prediction
@@ -123,10 +123,17 @@ def report(
     substitutions: set[str] = set()
     for case in cases:
         clock = time.perf_counter()
-        prediction, run = predict(case, index, embedder, config, llm)
+        try:
+            prediction, run = predict(case, index, embedder, config, llm)
+            error = ""
+        except LLMError as exc:
+            # Scored as the evaluation page scores a case that got no answer: not refused, nothing cited.
+            prediction, run, error = missing_prediction(case.case_id), None, f"{type(exc).__name__}: {exc}"
+            print(f"  {case.case_id}: no answer ({error})", flush=True)
         seconds = time.perf_counter() - clock
-        substitutions.update(run.substitutions)
-        if judge is not None:
+        if run is not None:
+            substitutions.update(run.substitutions)
+        if judge is not None and run is not None:
             try:
                 score = judge_answer(
                     judge, case.question, prediction.answer, case.reference_answer, case.rubric
@@ -141,6 +148,7 @@ def report(
                 "answerable": case.answerable,
                 "refused": prediction.refused,
                 "seconds": round(seconds, 2),
+                "error": error,
                 "answer": prediction.answer,
                 "answer_score": prediction.answer_score,
                 "retrieved": list(prediction.retrieved_documents[:5]),
@@ -148,7 +156,7 @@ def report(
                 "gold_evidence": list(case.gold_evidence),
             }
         )
-        if show_cases:
+        if show_cases and run is not None:
             confidence = run.answering.retrieval_confidence if run.answering else None
             print(
                 f"  {case.case_id} answerable={case.answerable} refused={prediction.refused} "
