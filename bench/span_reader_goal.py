@@ -28,22 +28,21 @@ import re
 import statistics
 import sys
 import time
-from dataclasses import replace
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench.answer_quality import clapnq_cases  # noqa: E402
-from bench.retrieval_quality import CACHE, MODEL, MemoEmbedder, build, clapnq  # noqa: E402
+from bench.retrieval_quality import CACHE, DATA, MODEL, MemoEmbedder, analyst_bench, build, clapnq  # noqa: E402
 from qa.pipeline.checks.spans import spans_by_sentence  # noqa: E402
 from qa.pipeline.config.presets import get_preset  # noqa: E402
 from qa.pipeline.core.lexicon import CONTENT_STOPWORDS  # noqa: E402
-from qa.pipeline.core.model_parts import default_models  # noqa: E402
 from qa.pipeline.flow.factory import ModelClients, build_pipeline  # noqa: E402
 from qa.pipeline.flow.runner import answer_question  # noqa: E402
 from qa.pipeline.reading.reader import SpanReader  # noqa: E402
 from qa.pipeline.search.embedding import CachingEmbedder, SentenceTransformerEmbedder  # noqa: E402
+from review.evaluation.reference import load_gold_cases  # noqa: E402
 
 _WORD = re.compile(r"[a-z0-9]+")
 
@@ -62,21 +61,29 @@ def span_hit(span_text: str, gold: str, question: str) -> tuple[bool, bool]:
 
 
 class TimedSpanReader:
-    """The shipped span reader, timing each call (the verification stage reads every answer sentence).
-    ``every_span``: mark each sentence's best span whatever its margin over no answer (the reply has
-    already decided the sentence answers; the reader only says where)."""
+    """A span reader, timing each call (the verification stage reads every answer sentence)."""
 
-    def __init__(self, inner, *, every_span: bool = False) -> None:
-        self.inner, self.name, self.seconds, self.every_span = inner, inner.name, 0.0, every_span
+    def __init__(self, inner) -> None:
+        self.inner, self.name, self.guesses, self.seconds = inner, inner.name, inner.guesses, 0.0
 
     def best_spans(self, question, contexts):
         started = time.perf_counter()
         try:
-            if self.every_span:
-                return list(self.inner.span_scores(question, contexts))
             return self.inner.best_spans(question, contexts)
         finally:
             self.seconds += time.perf_counter() - started
+
+
+def suite_set(name: str, corpus_embedder):
+    """The set's cases and the in-memory index of its corpus."""
+    if name == "analyst":
+        documents, _ = analyst_bench()
+        cases = load_gold_cases("train", data_dir=DATA)
+    else:
+        documents, _ = clapnq()
+        cases, _ = clapnq_cases()
+    index, _ = build(documents, corpus_embedder)
+    return cases, index
 
 
 def main() -> None:
@@ -84,33 +91,28 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--json", help="write the results here")
+    parser.add_argument(
+        "--set", choices=("clapnq", "analyst"), default="clapnq", help="CLAPNQ-dev, or analyst-bench train"
+    )
     parser.add_argument("--limit", type=int, default=0)
     parser.add_argument("--show", type=int, default=0, help="print this many answered cases")
-    parser.add_argument("--every-span", action="store_true", help="no no-answer threshold")
+    parser.add_argument(
+        "--judged",
+        action="store_true",
+        help="mark only spans over the reader's no-answer threshold (not the shipped guessing mode)",
+    )
     parser.add_argument("--weights", help="a span reader file other than the shipped one")
     args = parser.parse_args()
     config = get_preset("default")
     corpus_embedder = CachingEmbedder(SentenceTransformerEmbedder(), CACHE, MODEL)
     embedder = MemoEmbedder(corpus_embedder)
-    documents, _ = clapnq()
-    index, _ = build(documents, corpus_embedder)
-    cases, _ = clapnq_cases()
+    cases, index = suite_set(args.set, corpus_embedder)
     if args.limit:
         cases = cases[: args.limit]
-    models = default_models()
-    if args.weights:
-        models = replace(models, span_reader=SpanReader(args.weights))
-    if models.span_reader is None:
-        raise SystemExit("no shipped span reader (qa/pipeline/reading/models/span_reader.safetensors)")
-    timed = TimedSpanReader(models.span_reader, every_span=args.every_span)
-    without = build_pipeline(
-        config, index=index, clients=ModelClients(embedder=embedder, models=replace(models, span_reader=None))
-    )
-    # The clients' slot wins over the models' reader in the factory: the same reader, timed.
+    timed = TimedSpanReader(SpanReader(args.weights, guesses=not args.judged))
+    without = build_pipeline(config, index=index, clients=ModelClients(embedder=embedder))
     with_spans = build_pipeline(
-        config,
-        index=index,
-        clients=ModelClients(embedder=embedder, models=models, span_reader=timed),
+        config, index=index, clients=ModelClients(embedder=embedder, span_reader=timed)
     )
     answer_question(cases[0].question, pipeline=with_spans)  # load the reader outside the timings
     seconds = {"with": [], "without": []}
@@ -154,8 +156,11 @@ def main() -> None:
     answered = len(rows)
     result = {
         "command": "nice .venv/bin/python " + " ".join(sys.argv),
-        "data": "CLAPNQ-dev (the span deltas never saw it; the passage reader under them did, "
-        "for answerability)",
+        "data": "analyst-bench train"
+        if args.set == "analyst"
+        else "CLAPNQ-dev (the span deltas never "
+        "saw it; the passage reader under them did, for answerability)",
+        "mode": "judged (spans over the no-answer threshold)" if args.judged else "guesses (as shipped)",
         "preset": "default",
         "questions": len(cases),
         "answerable_answered": answered,

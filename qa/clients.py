@@ -79,10 +79,13 @@ def _cross_encoder(name: str):
 def _named_model(setting: str, name: str):
     """The model ``name`` for ``setting``, loaded once per process."""
     from qa.pipeline.checks.nli import NLI_SETTING, TransformersEntailmentModel
-    from qa.pipeline.checks.spans import SPAN_READER_SETTING, TransformersSpanReader
+    from qa.pipeline.checks.spans import OUR_SPAN_READER, SPAN_READER_SETTING, TransformersSpanReader
+    from qa.pipeline.reading.reader import SpanReader
 
     loaders = {NLI_SETTING: TransformersEntailmentModel, SPAN_READER_SETTING: TransformersSpanReader}
     try:
+        if setting == SPAN_READER_SETTING and name == OUR_SPAN_READER:
+            return SpanReader(threads=settings.QA_READER_THREADS, setting=setting)  # it guesses
         return loaders[setting](name, setting=setting)
     except ModelNotAvailable as exc:
         raise ConfigurationError(str(exc)) from exc

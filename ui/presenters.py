@@ -69,6 +69,8 @@ class SentenceView:
     # The sentence cut around the reader's exact answer span (before, span, after) for the card's
     # highlight; None without a span.
     span_parts: tuple[str, str, str] | None = None
+    # The span is the reader's guess at where the answer is, not its judgement that there is one.
+    span_guess: bool = False
 
     @property
     def label_words(self) -> str:
@@ -129,15 +131,15 @@ def answer_view(answer) -> AnswerView:
         )
         if label in counts or label == "contradicted":
             counts["unsupported" if label == "contradicted" else label] += 1
+        span, shown_as_answer = shown.spans.get(sentence.text), shown.reply.outcome in ("answer", "partial")
         view = SentenceView(
             text=sentence.text,
             support=sentence.support,
             label=label,
             relation=sentence_relation(sentence.relation, outcome=shown.reply.outcome),
             mismatch=sentence.mismatch,
-            span_parts=_span_parts(sentence.text, shown.spans.get(sentence.text))
-            if shown.reply.outcome in ("answer", "partial")
-            else None,
+            span_parts=_span_parts(sentence.text, span) if shown_as_answer else None,
+            span_guess=bool(shown_as_answer and span is not None and span.guess),
         )
         for citation in citations:
             key = (citation.document_external_id, citation.label)

@@ -53,7 +53,7 @@ PresetParameters = type(
     (_ParametersBase,),
     {
         "__doc__": "Preset parameters (qa.pipeline.config.parameters); each one left out keeps the preset's "
-                   "value.",
+        "value.",
         **{parameter.name: _parameter_field(parameter) for parameter in PARAMETERS},
     },
 )
@@ -161,7 +161,15 @@ class AnswerSpanSerializer(serializers.Serializer):
     start = serializers.IntegerField(help_text="First character of the span in the sentence's text.")
     end = serializers.IntegerField(help_text="One past its last character.")
     text = serializers.CharField(help_text="The span's words, as in the sentence.")
-    score = serializers.FloatField(help_text="Start+end logit over the no-answer logit (> 0: an answer).")
+    score = serializers.FloatField(
+        help_text="Start+end logit over the no-answer logit (> 0: the reader prefers the span to no answer)."
+    )
+    guess = serializers.BooleanField(
+        help_text="True when the reader only points at the likeliest words and does not judge whether "
+        "the sentence holds an answer (the project's own span reader: right on about 6 of 10 answers "
+        "when measured, docs/readers.md); `score` may then be negative. False for a reader named by "
+        "QA_SPAN_READER_MODEL, whose spans score above 0."
+    )
 
 
 class AnswerSentenceSerializer(serializers.ModelSerializer):
@@ -193,10 +201,10 @@ class AnswerSentenceSerializer(serializers.ModelSerializer):
         help_text="The exact answer inside this sentence, as an extractive reader found it: `start` and "
         "`end` are character offsets into `text` (`text[start:end] == span.text`), `score` the span's "
         "start+end logit over the reader's no-answer logit (positive: the reader prefers this span to "
-        "no answer). The reader is the one named by QA_SPAN_READER_MODEL, else the project's own span "
-        "reader where its file is installed (docs/readers.md). Null where the reader found no answer "
-        "in the sentence, when the answer's `outcome` is not answer or partial, and for answers "
-        "stored before spans existed. It informs and decides nothing.",
+        "no answer), `guess` whether the span is only the reader's pointer. The reader is the one named "
+        "by QA_SPAN_READER_MODEL, else the project's own span reader, which guesses (docs/readers.md). "
+        "Null where the reader found no answer in the sentence, when the answer's `outcome` is not "
+        "answer or partial, and for answers stored before spans existed. It informs and decides nothing.",
     )
 
     class Meta:
@@ -222,7 +230,13 @@ class AnswerSentenceSerializer(serializers.ModelSerializer):
             return None
         if sentence.text[span.start : span.end] != span.text:
             return None
-        return {"start": span.start, "end": span.end, "text": span.text, "score": span.score}
+        return {
+            "start": span.start,
+            "end": span.end,
+            "text": span.text,
+            "score": span.score,
+            "guess": span.guess,
+        }
 
     @extend_schema_field(serializers.ChoiceField(choices=list(SENTENCE_RELATIONS), allow_null=True))
     def get_relation(self, sentence: AnswerSentence) -> str | None:
@@ -233,7 +247,7 @@ class AnswerSerializer(serializers.ModelSerializer):
     sentences = AnswerSentenceSerializer(many=True)
     outcome = serializers.SerializerMethodField(
         help_text="What to show, decided in one place (qa.pipeline.checks.reply) from the answer and the "
-                  "preset's "
+        "preset's "
         'thresholds: answer; low_confidence (show it marked "may not answer your question", no '
         "supported badges: its calibrated confidence is below the preset's answer_confidence); partial "
         "(`missing` names what the sources lack); ask_back (the text is a clarifying question); refused "

@@ -83,6 +83,7 @@ MARENIA = (
 def test_a_case_the_llm_fails_on_is_scored_as_no_answer_and_the_bench_goes_on(capsys):
     """One LLM error (the rag prompt that overflowed the context once stopped a 24-question run)
     costs that case, not the run: it is scored as unanswered, its error kept in the results."""
+    from bench.answer_quality import report
     from documents.parsing.assemble import document_from_text
     from qa.pipeline.config.presets import get_preset
     from qa.pipeline.core.llm import LLMError
@@ -91,19 +92,17 @@ def test_a_case_the_llm_fails_on_is_scored_as_no_answer_and_the_bench_goes_on(ca
     from review.evaluation.types import GoldCase
     from tests.qa.pipeline.answering_fakes import ScriptedLLM
 
-    from bench.answer_quality import report
-
     embedder = SentenceTransformerEmbedder()
     document = document_from_text(MARENIA, external_id="marenia", filename="marenia.txt")
     index = InMemoryCorpusIndex([document], embedder)
     cases = [
-        GoldCase(f"c{n}", "What is the capital of Marenia?", ("marenia",), ("marenia:S2",), "Port Alder", True)
+        GoldCase(
+            f"c{n}", "What is the capital of Marenia?", ("marenia",), ("marenia:S2",), "Port Alder", True
+        )
         for n in (1, 2)
     ]
     llm = ScriptedLLM([LLMError("the prompt does not fit the context"), "The capital is Port Alder."])
-    result = report(
-        "vanilla", cases, {}, index, embedder, get_preset("vanilla"), False, "report", llm=llm
-    )
+    result = report("vanilla", cases, {}, index, embedder, get_preset("vanilla"), False, "report", llm=llm)
     first, second = result["cases"]
     assert first["error"] == "LLMError: the prompt does not fit the context"
     assert first["answer"] == "" and not first["refused"]

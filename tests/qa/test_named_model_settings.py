@@ -141,3 +141,13 @@ def test_the_reader_weights_setting_reaches_the_stages_through_the_sites_models(
         assert run.trust.answerability.signals.reader_answerable > 0.0
     finally:
         clients.pipeline_models.cache_clear()
+
+
+def test_shipped_names_the_projects_own_span_reader_which_guesses(settings):
+    """QA_SPAN_READER_MODEL=shipped loads the reader whose file is in the repository (no download);
+    its spans are pointers, shown as guesses."""
+    settings.QA_SPAN_READER_MODEL = "shipped"
+    load_named_models(sender=None)
+    reader = clients.model_clients().span_reader
+    assert reader.guesses and reader.name == "shipped span reader (span_reader.safetensors)"
+    assert run_check(QA_SPAN_READER_MODEL="shipped").returncode == 0

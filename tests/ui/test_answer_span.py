@@ -41,4 +41,34 @@ def test_the_answer_card_and_the_api_show_the_readers_span(
     spans = [(s["text"], s["span"]) for s in sentences if s["span"]]
     for text, span in spans:
         assert text[span["start"] : span["end"]] == span["text"] and span["score"] > 0
+        assert span["guess"] is False  # a SQuAD 2.0 reader judges whether there is an answer
     assert [span["text"] for _, span in spans] == marked
+    assert "answer-span guess" not in card
+
+
+@pytest.mark.django_db
+def test_the_shipped_reader_marks_its_guess_and_says_so(settings, client, analyst, demo_documents, corpus):
+    """QA_SPAN_READER_MODEL=shipped: the project's own span reader points at the likeliest words of
+    every answer sentence; the card underlines them as a guess (not a named reader's highlight),
+    saying the cited sentence is the answer, and the API says `guess`."""
+    from rest_framework.test import APIClient
+
+    from qa.services import answer_now
+
+    settings.QA_SPAN_READER_MODEL = "shipped"
+    question = answer_now(
+        corpus=corpus, text="What is the capital of Westmere?", preset="default", user=analyst
+    )
+    assert client.login(username=analyst.username, password=PASSWORD)
+    page = html.unescape(client.get(f"/questions/{question.pk}/").content.decode())
+    card = page[page.index('aria-label="Answer, sentence by sentence"') :]
+    marked = re.findall(r'<mark class="answer-span guess" title="([^"]+)">([^<]+)</mark>', card)
+    assert marked, "the shipped reader's guess is not marked on the card"
+    assert all("guess" in title and "the cited sentence is the answer" in title for title, _ in marked)
+
+    api = APIClient()
+    api.force_authenticate(analyst)
+    sentences = api.get(f"/api/questions/{question.pk}/").json()["answer"]["sentences"]
+    spans = [s["span"] for s in sentences if s["span"]]
+    assert len(spans) == len(sentences) and all(span["guess"] for span in spans)
+    assert [span["text"] for span in spans] == [text for _, text in marked]

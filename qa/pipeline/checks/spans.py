@@ -1,5 +1,6 @@
 """The exact answer inside each answer sentence, by an extractive reader a user names
-(QA_SPAN_READER_MODEL).
+(QA_SPAN_READER_MODEL): a transformers model, or ``shipped`` for the project's own span reader,
+which only points (its spans are guesses: ``qa.pipeline.reading.reader.SpanReader``).
 
 Any transformers question-answering model with a no-answer option (SQuAD 2.0 style,
 e.g. ``deepset/roberta-base-squad2``) loads by hub name or folder in
@@ -29,6 +30,9 @@ if TYPE_CHECKING:
     from qa.pipeline.flow.run import PipelineRun
 
 SPAN_READER_SETTING = "QA_SPAN_READER_MODEL"
+# The name that setting gives the project's own span reader (qa.pipeline.reading.reader.SpanReader,
+# its file in the repository): it points at the likeliest words and its spans are shown as guesses.
+OUR_SPAN_READER = "shipped"
 
 
 def best_span(
@@ -83,6 +87,7 @@ class TransformersSpanReader:
             raise ModelNotAvailable(setting, name, exc) from exc
         self.torch = torch
         self.name = name
+        self.guesses = False  # a SQuAD 2.0 reader judges: no span where it prefers no answer
         self.max_length, self.max_answer_tokens = max_length, max_answer_tokens
         self._lock = threading.Lock()
 
@@ -122,7 +127,8 @@ class SpanReadingVerifier:
         for i, (text, found) in enumerate(zip(texts, spans, strict=True)):
             if found is not None and found[0] < found[1]:
                 start, end, score = found
-                verdicts[i] = replace(verdicts[i], span=AnswerSpan(start, end, text[start:end], score))
+                span = AnswerSpan(start, end, text[start:end], score, guess=self.reader.guesses)
+                verdicts[i] = replace(verdicts[i], span=span)
         return replace(result, verdicts=tuple(verdicts))
 
 

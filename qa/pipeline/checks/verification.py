@@ -52,12 +52,16 @@ class AnswerSpan:
     (``qa.pipeline.checks.spans``).
 
     ``start``/``end`` are character offsets into the sentence's text; ``score`` is the span's
-    start+end logit over the reader's no-answer logit (positive: the reader prefers the span)."""
+    start+end logit over the reader's no-answer logit (positive: the reader prefers the span).
+    ``guess``: the reader only points at the likeliest words and does not judge whether the sentence
+    holds an answer (the project's own span reader: docs/readers.md), so the score may be negative
+    and the mark is shown as a guess."""
 
     start: int
     end: int
     text: str
     score: float
+    guess: bool = False
 
 
 @dataclass(frozen=True)

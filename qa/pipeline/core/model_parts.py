@@ -1,6 +1,6 @@
 """The reading models the pipeline is given: built by a factory, passed in, never loaded by a stage.
 
-``PipelineModels`` holds the spaCy taggers, the passage and span readers, the answerability model, the
+``PipelineModels`` holds the spaCy taggers, the passage reader, the answerability model, the
 answer-check and confidence models and the turn-kind model, each behind its Protocol
 (``qa.pipeline.core.protocols``). ``build_models`` builds them from paths and numbers it is given: a
 site calls it once per process with its settings (``qa.clients.pipeline_models``), and
@@ -25,7 +25,6 @@ from qa.pipeline.core.protocols import (
     PartOfSpeechTagger,
     PassageReading,
     ProbabilityModel,
-    SpanReader,
     TurnKindClassifier,
 )
 
@@ -41,9 +40,6 @@ class PipelineModels:
     reader: PassageReading | None
     entities: EntityTagger | None
     parts_of_speech: PartOfSpeechTagger | None
-    # The shipped extractive reader (qa.pipeline.reading.reader.SpanReader): marks the exact answer in each
-    # answer sentence where no user-named model (QA_SPAN_READER_MODEL) does; None: no spans.
-    span_reader: SpanReader | None = None
 
 
 def build_models(
@@ -60,12 +56,7 @@ def build_models(
     from qa.pipeline.checks.confidence import TrustModels
     from qa.pipeline.dialogue.turn_kind import load_turn_model
     from qa.pipeline.reading.entities import load_entity_tagger, load_part_of_speech_tagger
-    from qa.pipeline.reading.reader import (
-        DEFAULT_THREADS,
-        SPAN_WEIGHTS,
-        DeferredPassageReader,
-        DeferredSpanReader,
-    )
+    from qa.pipeline.reading.reader import DEFAULT_THREADS, DeferredPassageReader
 
     answerability = answerability_path or MODEL_PATH
     threads = DEFAULT_THREADS if reader_threads is None else reader_threads
@@ -76,7 +67,6 @@ def build_models(
         reader=DeferredPassageReader(reader_weights, threads=threads),
         entities=load_entity_tagger(),
         parts_of_speech=load_part_of_speech_tagger(),
-        span_reader=DeferredSpanReader(threads=threads) if SPAN_WEIGHTS.is_file() else None,
     )
 
 

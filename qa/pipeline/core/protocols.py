@@ -54,9 +54,13 @@ class EntailmentModel(Protocol):
 
 class SpanReader(Protocol):
     """An extractive question-answering model a user names (QA_SPAN_READER_MODEL):
-    ``qa.pipeline.checks.spans``."""
+    ``qa.pipeline.checks.spans``; or the project's own (``qa.pipeline.reading.reader.SpanReader``).
+
+    ``guesses``: True when the reader marks each context's likeliest span without judging whether
+    there is an answer at all (its spans are shown as guesses)."""
 
     name: str
+    guesses: bool
 
     def best_spans(self, question: str, contexts: Sequence[str]) -> Sequence[tuple[int, int, float] | None]:
         """Per context, the answer's (start, end) character offsets and its score over the

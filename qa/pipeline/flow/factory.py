@@ -168,11 +168,10 @@ def _with_named_models(
     judge = sentence_judge(config.trust, clients.llm, "claims")
     if judge is not None:
         verifier = JudgedVerifier(verifier, judge)
-    # Without a user-named reader the shipped one marks the spans; either way the span informs the
-    # trace and the answer card and decides nothing, so the answers are the same with or without it.
-    span_reader = clients.span_reader or (clients.models or default_models()).span_reader
-    if span_reader is not None:
-        verifier = SpanReadingVerifier(verifier, span_reader)
+    # The span informs the trace and the answer card and decides nothing, so the answers are the
+    # same with or without it.
+    if clients.span_reader is not None:
+        verifier = SpanReadingVerifier(verifier, clients.span_reader)
     return replace(parts, verifier=verifier), notes
 
 

@@ -178,13 +178,20 @@ class SpanReader:
     """The extractive reader of our own: the passage reader with a start/end head over its tokens and
     a no-answer option at [CLS] (SQuAD 2.0 style), trained by bench/train_span_reader.py.
 
-    Its file (not in the repository: the one trained so far was too weak to ship; docs/readers.md)
-    holds low-rank deltas on the passage reader's top layers and the head (~0.3 MB); they
-    were trained on top of the shipped passage reader, so that reader (``reader_weights``, the
-    shipped file by default, not QA_READER_WEIGHTS) is merged first, then the span deltas. The
-    passage reader's own answerable head is not read here: its probabilities are unchanged.
-    ``best_spans`` follows the ``protocols.SpanReader`` contract, so it fills the slot a
-    user-named model (QA_SPAN_READER_MODEL) would."""
+    Its file (``models/span_reader.safetensors``, 235 kB) holds low-rank deltas on the passage
+    reader's top layers and the head; they were trained on top of the shipped passage reader, so
+    that reader (``reader_weights``, the shipped file by default, not QA_READER_WEIGHTS) is merged
+    first, then the span deltas. The passage reader's own answerable head is not read here: its
+    probabilities are unchanged. ``best_spans`` follows the ``protocols.SpanReader`` contract, so
+    it fills the slot a user-named model would: QA_SPAN_READER_MODEL=shipped names it (off by
+    default: its marks are right on about 6 of 10 answers, docs/readers.md). ``setting`` is what a
+    load error names.
+
+    ``guesses`` (the default): it points, it does not judge. Its no-answer option says "no answer"
+    to most answerable questions (docs/readers.md), so every context gets its likeliest span, the
+    score over the fitted threshold kept (negative where the reader would have said no answer), and
+    the answer card shows the mark as the reader's guess. With ``guesses=False`` only spans over the
+    threshold are returned, as a SQuAD 2.0 reader's are."""
 
     def __init__(
         self,
@@ -194,10 +201,12 @@ class SpanReader:
         base: str | None = None,
         threads: int = DEFAULT_THREADS,
         max_answer_tokens: int = 30,
+        guesses: bool = True,
+        setting: str = "span reader",
     ) -> None:
         path = Path(weights) if weights else SPAN_WEIGHTS
         if not path.is_file():
-            raise ModelNotAvailable("span reader", str(path), "no such file (the span reader's .safetensors)")
+            raise ModelNotAvailable(setting, str(path), "no such file (the span reader's .safetensors)")
         passage = PassageReader(reader_weights, base=base, threads=threads)
         try:
             from safetensors import safe_open
@@ -206,7 +215,7 @@ class SpanReader:
                 meta = handle.metadata() or {}
                 deltas = {key: handle.get_tensor(key).float() for key in handle.keys()}
         except Exception as exc:  # noqa: BLE001 - any loader failure means "not available"
-            raise ModelNotAvailable("span reader", str(path), exc) from exc
+            raise ModelNotAvailable(setting, str(path), exc) from exc
         self.torch, self.tokenizer = passage.torch, passage.tokenizer
         self.model = _merged(passage.model, deltas, float(meta.get("alpha", 16)) / float(meta.get("rank", 8)))
         self.head = (deltas["span.weight"], deltas["span.bias"])
@@ -216,6 +225,7 @@ class SpanReader:
         # no answer by this much, as SQuAD 2.0 readers tune their null threshold.
         self.null_threshold = float(meta.get("null_threshold", 0.0))
         self.trained_on = json.loads(meta.get("trained_on", '""'))
+        self.path, self.guesses = path, guesses
         self.name = f"shipped span reader ({path.name})"
         self.threads = threads
         self._lock = threading.Lock()
@@ -247,34 +257,8 @@ class SpanReader:
         return found
 
     def best_spans(self, question: str, contexts: Sequence[str]) -> list[tuple[int, int, float] | None]:
-        """The ``protocols.SpanReader`` contract: the score is over the fitted threshold (> 0)."""
-        found = self.span_scores(question, contexts)
-        return [
-            (a, b, round(score - self.null_threshold, 4)) if score > self.null_threshold else None
-            for a, b, score in found
-        ]
-
-
-class DeferredSpanReader:
-    """A ``SpanReader`` loaded on its first read (as ``DeferredPassageReader``): a site that never
-    verifies an answer never loads it."""
-
-    name = "shipped span reader"
-
-    def __init__(self, weights: Path | str | None = None, *, threads: int = DEFAULT_THREADS) -> None:
-        self.weights = Path(weights) if weights else SPAN_WEIGHTS
-        self.threads = threads
-        self._reader: SpanReader | None = None
-        self._lock = threading.Lock()
-
-    def loaded(self) -> SpanReader:
-        with self._lock:
-            if self._reader is None:
-                self._reader = SpanReader(self.weights, threads=self.threads)
-            return self._reader
-
-    def span_scores(self, question: str, contexts: Sequence[str]) -> list[tuple[int, int, float]]:
-        return self.loaded().span_scores(question, contexts)
-
-    def best_spans(self, question: str, contexts: Sequence[str]) -> list[tuple[int, int, float] | None]:
-        return self.loaded().best_spans(question, contexts)
+        """The ``protocols.SpanReader`` contract, each score over the fitted threshold: every
+        context's span when the reader ``guesses``, else only those scoring above 0."""
+        scored = self.span_scores(question, contexts)
+        found = [(a, b, round(score - self.null_threshold, 4)) for a, b, score in scored]
+        return [span if self.guesses or span[2] > 0 else None for span in found]

@@ -93,8 +93,8 @@ def test_the_reader_reads_on_one_thread_unless_the_factory_is_told_otherwise():
 
 @pytest.fixture(scope="module")
 def span_reader(tmp_path_factory) -> SpanReader:
-    # No span reader ships (docs/readers.md): a head of fixed random weights in its file format
-    # reads like a trained one as far as offsets and the no-answer threshold go.
+    # A head of fixed random weights in the shipped file's format reads like a trained one as far
+    # as offsets and the no-answer threshold go.
     import torch
     from safetensors.torch import save_file
 
@@ -105,7 +105,7 @@ def span_reader(tmp_path_factory) -> SpanReader:
         "span.bias": torch.randn(2, generator=generator),
     }
     save_file(head, str(path), metadata={"null_threshold": "0.5", "trained_on": '"a test head"'})
-    return SpanReader(path)
+    return SpanReader(path, guesses=False)
 
 
 def test_our_span_reader_marks_characters_inside_each_context(span_reader):
@@ -128,3 +128,22 @@ def test_our_span_reader_answers_only_where_a_span_beats_no_answer_by_its_thresh
         else:
             assert span is None
     assert span_reader.span_scores(QUESTION, []) == [] and span_reader.best_spans(QUESTION, []) == []
+
+
+def test_our_span_reader_as_shipped_points_into_every_context_and_says_it_guesses(span_reader):
+    """The shipped reader only points: every answer sentence gets its likeliest span, the score still
+    over the threshold (negative where it would have said no answer), and the spans say they guess."""
+    pointer = SpanReader(span_reader.path)
+    contexts = [" ".join(BRIDGE), BRIDGE[1], "Muscat."]
+    scored = span_reader.span_scores(QUESTION, contexts)
+    assert pointer.guesses and not span_reader.guesses
+    assert pointer.best_spans(QUESTION, contexts) == [
+        (start, end, pytest.approx(score - 0.5, abs=1e-4)) for start, end, score in scored
+    ]
+
+
+def test_a_missing_span_reader_file_is_an_error_naming_the_setting(tmp_path):
+    with pytest.raises(
+        ModelNotAvailable, match=r"QA_SPAN_READER_MODEL=.*absent\.safetensors could not be loaded"
+    ):
+        SpanReader(tmp_path / "absent.safetensors", setting="QA_SPAN_READER_MODEL")
