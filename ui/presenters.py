@@ -371,7 +371,25 @@ def trace_view(run: PipelineRun) -> dict:
         "conversation": run.conversation,  # how a follow-up was rewritten (None: first turn, older run)
         "decomposition": plan_view(run.decomposition),  # the plan and each part's answer (agentic)
         "turn_kind": turn_kind_view(run.turn_kind),  # a follow-up's learned reply kind (None: the rules)
+        "relations": relation_rows(run.answer),
     }
+
+
+def relation_rows(answer) -> list[dict]:
+    """How each final answer sentence bears on the question, with the signal it was read from and,
+    where the LLM judge was asked, its P(yes) or why it gave none; empty before relations were judged."""
+    sentences = answer.sentences if answer is not None else ()
+    return [
+        {
+            "text": sentence.text,
+            "relation": sentence.relation,
+            "score": sentence.relation_score,
+            "judge": sentence.relation_judge,
+            "note": sentence.relation_note,
+        }
+        for sentence in sentences
+        if sentence.relation
+    ]
 
 
 def turn_kind_view(verdict: TurnKindVerdict | None) -> dict | None:

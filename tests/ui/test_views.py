@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+
 import pytest
 from django.urls import reverse
 
@@ -481,3 +483,33 @@ def test_the_trace_names_the_reply_rule_that_declined_a_draft(client_for, analys
     switched_off = page_for(("amount_stated_nowhere",))
     assert "Declined by the reply rule" not in switched_off
     assert "The draft quoted nothing" in switched_off and "amount_stated_nowhere" in switched_off
+
+
+def test_the_trace_shows_the_llm_judges_p_yes_beside_each_answer_sentences_relation(
+    client_for, analyst, corpus
+):
+    """With the relevance judge asked (``careful`` and an LLM), the trace page shows, per answer
+    sentence, the relation on the card, the score it was read from and the judge's P(yes)."""
+    from tests.qa.pipeline.test_llm_judge_sentences import MARENIA_QUESTION, judged_marenia_run
+
+    run, _ = judged_marenia_run("no")
+    question = Question.objects.create(
+        user=analyst,
+        corpus=corpus,
+        text=MARENIA_QUESTION,
+        preset="careful",
+        status="done",
+        trace=run.to_json(),
+    )
+    page = html.unescape(client_for(analyst).get(f"/questions/{question.pk}/trace/").content.decode())
+    section = page[page.index("Does each answer sentence answer the question?") :]
+    section = section[: section.index("</table>")]
+    judged = [s for s in run.answer.sentences if s.relation_judge is not None]
+    assert judged and all(s.relation_judge < 0.05 for s in judged)
+    for sentence in judged:
+        score = "–" if sentence.relation_score is None else f"{sentence.relation_score:.2f}"
+        row = section[section.index(sentence.text) :]
+        row = row[: row.index("</tr>")]
+        assert f'{sentence.relation}">{sentence.relation}</span>' in row
+        assert row.endswith(f'<td class="num">{score}</td><td class="num">{sentence.relation_judge:.2f}</td>')
+    assert "off_question" in section

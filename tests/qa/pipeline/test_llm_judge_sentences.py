@@ -197,24 +197,33 @@ and to question ministers. \
 Prince Tavor died in 2020 and was succeeded by his nephew."""
 
 
-def test_an_answer_shows_the_sentences_the_judge_says_miss_the_question_as_off_it():
-    """The whole run with an LLM configured: the answerability judge says the passages answer, the
-    relevance judge says a sentence does not; the user sees that sentence labelled off the question,
-    and the judge's own yes on another run leaves it on the question."""
+MARENIA_QUESTION = "What political reforms did Prince Tavor make in response to the 2011 protests?"
+
+
+def judged_marenia_run(said: str):
+    """``careful`` with the relevance judge on, over the Marenia history, the judge (a fake
+    OpenAI-compatible server) saying ``said`` ("yes" or "no") to every answer sentence; the run and
+    the system prompts the server was asked."""
     config = get_preset("careful")
     config = dataclasses.replace(config, trust=dataclasses.replace(config.trust, llm_judge_relevance=True))
     embedder = SentenceTransformerEmbedder()
     document = document_from_text(MARENIA, external_id="marenia-history", filename="marenia-history.txt")
     index = InMemoryCorpusIndex([document], embedder)
-    question = "What political reforms did Prince Tavor make in response to the 2011 protests?"
+    reply = replying({SYSTEM: YES, RELEVANCE_SYSTEM: YES if said == "yes" else NO})
+    with FakeChatServer(reply) as server:
+        clients = ModelClients(embedder=embedder, llm=openai_client(server.url))
+        run = answer_question(MARENIA_QUESTION, pipeline=build_pipeline(config, index=index, clients=clients))
+    return run, [r["body"]["messages"][0]["content"] for r in server.requests]
+
+
+def test_an_answer_shows_the_sentences_the_judge_says_miss_the_question_as_off_it():
+    """The whole run with an LLM configured: the answerability judge says the passages answer, the
+    relevance judge says a sentence does not; the user sees that sentence labelled off the question,
+    and the judge's own yes on another run leaves it on the question."""
     relations = {}
     for said in ("yes", "no"):
-        reply = replying({SYSTEM: YES, RELEVANCE_SYSTEM: YES if said == "yes" else NO})
-        with FakeChatServer(reply) as server:
-            clients = ModelClients(embedder=embedder, llm=openai_client(server.url))
-            run = answer_question(question, pipeline=build_pipeline(config, index=index, clients=clients))
+        run, asked = judged_marenia_run(said)
         assert not run.answer.refused, run.answer.note
-        asked = [r["body"]["messages"][0]["content"] for r in server.requests]
         cited = [s for s in run.answer.sentences if s.citations]
         assert asked.count(RELEVANCE_SYSTEM) == len(cited) > 0
         relations[said] = [s.relation for s in cited]
