@@ -15,7 +15,7 @@ next window of the ranking, as ``answering.answer_from_ranking`` loops in one
 call; the two share every piece of the attempt, so they answer alike.
 
 The reply is decided by the rules of ``qa.pipeline.checks.reply_rules`` alone: here the
-``before`` phase (``_start_answering``) and the ``after`` phase (``_answered``), with the
+``before`` phase (``_start_answering``) and the ``after`` phase (``after_answer.checked``), with the
 evidence each reads; the ``draft`` and ``composed`` phases are asked inside the attempt
 and ``answering.conclude``, shared with the unstaged path.
 """
@@ -38,21 +38,18 @@ from qa.pipeline.checks.answerability import (
     UNDERSPECIFIED,
     SignalAnswerability,
 )
-from qa.pipeline.checks.relation import with_relations
 from qa.pipeline.checks.trust import (
-    after_generation,
     answerability_judge,
     before_generation,
     refusal_confidence,
     refusal_for,
-    sentence_judge,
 )
 from qa.pipeline.core.protocols import LLM
 from qa.pipeline.core.text import split_sentences
 from qa.pipeline.core.types import UNSUPPORTED, Answer, AnswerSentence, ScoredPassage
 from qa.pipeline.dialogue import turn_kind, turns
+from qa.pipeline.flow import after_answer
 from qa.pipeline.flow.answering import (
-    Answered,
     AnswerParts,
     attempt_window,
     attempts_over,
@@ -220,7 +217,7 @@ def _start_answering(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[Scor
     if _learned_decides(pipeline, run):
         return _learned_turn(pipeline, run, ranked)
     question = run.standalone or run.question
-    documents = _documents(ranked)
+    documents = after_answer.documents(ranked)
     trust, kinds, models = pipeline.config.trust, pipeline.config.turns, pipeline.models
     clarifies = bool(kinds and kinds.clarify)
 
@@ -299,7 +296,7 @@ def _applied_before(
     """The run as the reply decided before answering leaves it: asked back, refused, or ready for
     its first attempt (``progress`` set)."""
     if decision is not None and decision.kind == "ask_back":
-        return _clarified(run, decision.detail, _documents(ranked))
+        return after_answer.clarified(run, decision.detail, after_answer.documents(ranked))
     if decision is not None and decision.rule == "unanswerable":
         refused = replace(run.trust, confidence=refusal_confidence(e.before.verdict, pipeline.models))
         step = AnsweringStep(outcome="refused", note=decision.detail.note)
@@ -315,7 +312,7 @@ def _applied_before(
     )
     run = replace(run, progress=progress)
     if decision is not None:
-        return _answered(pipeline, run.timed(answer=0.0), ranked, decision.detail)
+        return after_answer.checked(pipeline, run.timed(answer=0.0), ranked, decision.detail)
     return run
 
 
@@ -362,7 +359,7 @@ def _learned_turn(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[ScoredP
     (clarify, refuse below the threshold, the doubted reading, the missing-words refusal), each of
     which saw one signal; the model weighs them together, fitted on MTRAG-UN train only."""
     question = run.standalone or run.question
-    documents = _documents(ranked)
+    documents = after_answer.documents(ranked)
     trust, kinds = pipeline.config.trust, pipeline.config.turns
     passages = tuple(ranked[: pipeline.config.retrieval.top_k])
     clock = time.perf_counter()
@@ -405,7 +402,7 @@ def _learned_turn(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[ScoredP
         clarify = ambiguous or turns.clarifying_question(
             run.question, run.conversation, ranked, models=pipeline.models
         )
-        return _clarified(run, clarify, documents, learned=decided.reason)
+        return after_answer.clarified(run, clarify, documents, learned=decided.reason)
     if ambiguous is not None:
         # The trace shows what decided: the rule, and what the model alone would have done.
         overruled = replace(
@@ -413,7 +410,7 @@ def _learned_turn(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[ScoredP
             kind=UNDERSPECIFIED,
             reason=f"{ambiguous.why} (a rule; the model alone: {decided.reason})",
         )
-        return _clarified(replace(run, turn_kind=overruled), ambiguous, documents)
+        return after_answer.clarified(replace(run, turn_kind=overruled), ambiguous, documents)
     if decided.kind == UNANSWERABLE:
         answer = turns.learned_refusal(verdict, decided.reason, documents, pipeline.models)
         refused = replace(run.trust, confidence=refusal_confidence(verdict, pipeline.models))
@@ -446,15 +443,6 @@ def _doubted_reading(
         run.question, ranked
     )
     return doubted if as_asked.should_answer else None
-
-
-def _clarified(
-    run: PipelineRun, clarify: turns.Clarification, documents, *, learned: str = ""
-) -> PipelineRun:
-    answer = turns.clarifying_answer(clarify, documents, learned=learned)
-    return replace(
-        run, answering=AnsweringStep(outcome="clarifying question", note=answer.note), answer=answer
-    )
 
 
 def _missing(
@@ -490,125 +478,12 @@ def _conclude(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[ScoredPassa
         progress.retrieval_confidence,
     )
     run = run.added(answer=time.perf_counter() - clock)
-    return _answered(pipeline, run, ranked, answered)
-
-
-def _answered(
-    pipeline: Pipeline, run: PipelineRun, ranked: Sequence[ScoredPassage], answered: Answered
-) -> PipelineRun:
-    """The run with its answer: every retrieved document listed, the answer checked (presets with
-    trust) against the part of the question the sources cover, and made partial when the
-    sources leave a part out."""
-    run = run.timed(**answered.timings)
-    answer, step = replace(answered.answer, retrieved_documents=_documents(ranked)), answered.step
-    missing = run.progress.missing if run.progress is not None else ()
-    question = run.standalone or run.question
-    trust = pipeline.config.trust
-    verdict = run.trust.answerability if run.trust is not None else None
-    check = None
-    if trust is not None and verdict is not None:
-        clock = time.perf_counter()
-        covered = turns.without_words(question, missing) if missing else question
-        if run.turn_kind is not None and run.turn_kind.kind == ANSWERABLE:
-            # The turn-kind model already weighed answerability with the rest and said answer; the
-            # answer check's refusal, chosen for single questions, refused 7 answerable, partial or
-            # underspecified follow-ups of MTRAG-UN train for 5 unanswerable ones (bench/turn_kinds.py
-            # --check: nested CV refusal F1 0.504 with it, 0.573 without). It still gives confidence.
-            trust = replace(trust, check_answer=False)
-        if verdict.kind == PARTIAL_ANSWER and verdict.by_rule and covered != question:
-            # A rule's partial verdict caps the whole question's p(answerable) at 0.05, which the
-            # answer check read as "unanswerable" and refused every such answer ("How many staff ...
-            # and how many cruise ships ...?"): the answer is checked against its own part's verdict.
-            verdict = answerability_judge(trust, pipeline.llm, pipeline.models).judge(covered, ranked)
-        checking = trust
-        if trust.check_answer:
-            # The answer check labels; whether a failed check refuses is the answer_check rule's call.
-            checking = replace(trust, check_answer=False)
-        after = after_generation(
-            covered,
-            answer,
-            verdict,
-            config=checking,
-            embedder=pipeline.embedder,
-            models=pipeline.models,
-            reading=run.reading,
-        )
-        run = run.timed(answer_check=time.perf_counter() - clock)
-        run = replace(run, trust=replace(run.trust, answer_check=after.check, confidence=after.confidence))
-        check, answer = after.check, after.answer
-    e = reply_rules.LazyEvidence(
-        check_refusal=lambda: _check_refusal(pipeline, trust, check, answer),
-        doubted_guess=lambda: _doubted_guess(pipeline, run, check, answer, ranked),
-        missing=lambda: missing if not answer.refused else (),
-    )
-    decision = reply_rules.decide("after", e, pipeline.config.answer.rules_off)
-    if decision is not None and decision.rule == "answer_check":
-        refusal, confidence = decision.detail
-        run = replace(run, trust=replace(run.trust, confidence=confidence))
-        step = replace(step, outcome="refused", note=refusal.note)
-        answer = refusal
-    elif decision is not None and decision.kind == "ask_back":
-        return replace(_clarified(*decision.detail), progress=None)
-    elif decision is not None:
-        answer = turns.partial_answer(answer, decision.detail)
-    if pipeline.embedder is not None:
-        judge = sentence_judge(pipeline.config.trust, pipeline.llm, "relevance")
-        answer = with_relations(question, answer, pipeline.embedder, judge=judge)
-    return replace(run, answering=step, answer=answer, progress=None)
-
-
-def _doubted_guess(
-    pipeline: Pipeline, run: PipelineRun, check, answer: Answer, ranked: Sequence[ScoredPassage]
-) -> tuple[PipelineRun, turns.Clarification, tuple[str, ...]] | None:
-    """A question back instead of an answer the answer check says misses the question, when the
-    question as searched rests on the rewrite's guess at a pronoun or demonstrative ("How does it
-    affect the cell?", "it" read as ATP): the doubt is about what the turn refers to, which the
-    asker can settle ("By 'it', do you mean ATP, or something else?"), not about the sources.
-
-    On MTRAG-UN train it asks back 2 underspecified turns kept as answers before (9 -> 11 of 13)
-    and 1 answerable one ("Isn't it for a boat ...?", "it" read as Triumph), and refuses nothing
-    differently (``python -m bench.mtrag_un --split train``)."""
-    kinds, turn = pipeline.config.turns, run.conversation
-    if (
-        check is None
-        or check.addresses_question
-        or answer.refused
-        or kinds is None
-        or not kinds.clarify
-        or turn is None
-        or turn.method != "resolved"
-        or not turn.resolved
-    ):
-        return None
-    clarify = turns.clarifying_question(run.question, turn, ranked, models=pipeline.models)
-    why = f"the answer check doubts the answer to the turn as read ({check.reason})"
-    if run.turn_kind is not None:
-        # The trace shows what decided: the check after the answer, over the model's "answer".
-        reason = f"{why} (after answering; the model alone: {run.turn_kind.reason})"
-        run = replace(run, turn_kind=replace(run.turn_kind, kind=UNDERSPECIFIED, reason=reason))
-    return run, replace(clarify, why=why), _documents(ranked)
-
-
-def _check_refusal(pipeline: Pipeline, trust, check, answer: Answer):
-    """The refusal (and its confidence) of an answer the answer check says misses the question, where
-    the preset's check refuses (``trust.check_answer``); None otherwise."""
-    if trust is None or not trust.check_answer or check is None or check.addresses_question or answer.refused:
-        return None
-    confidence = pipeline.models.trust.of_refusal(check.probability)
-    refusal = Answer.refusal(
-        f"Refused: {check.reason}.", answer.retrieved_documents, confidence=confidence.probability
-    )
-    return refusal, confidence
+    return after_answer.checked(pipeline, run, ranked, answered)
 
 
 def _passages(progress: AnsweringProgress, ranked: Sequence[ScoredPassage]) -> tuple[ScoredPassage, ...]:
     by_key = {hit.passage.key: hit for hit in ranked}
     return tuple(by_key[key] for key in progress.passages if key in by_key)
-
-
-def _documents(ranked: Sequence[ScoredPassage]) -> tuple[str, ...]:
-    """Every ranked document, best first: evaluation ranks documents from the whole candidate list."""
-    return tuple(dict.fromkeys(hit.passage.document_id for hit in ranked))
 
 
 def retrieval_confidence(ranked: Sequence[ScoredPassage], top: int = 5) -> float | None:
