@@ -4,7 +4,7 @@ follow-up's reference (a question back), or an answer made partial; then each an
 relation to the question.
 
 ``stages`` calls ``checked`` when its attempts end (and when a rule answers before any attempt);
-the clarifying reply and the run's document list are shared with it.
+the clarifying reply is shared with it.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from qa.pipeline.checks.relation import with_relations
 from qa.pipeline.checks.trust import after_generation, answerability_judge, sentence_judge
 from qa.pipeline.core.types import Answer, ScoredPassage
 from qa.pipeline.dialogue import turns
-from qa.pipeline.flow.answering import Answered
+from qa.pipeline.flow.answering import Answered, ranked_documents
 from qa.pipeline.flow.factory import Pipeline
 from qa.pipeline.flow.run import AnsweringStep, PipelineRun
 
@@ -31,7 +31,7 @@ def checked(
     trust) against the part of the question the sources cover, and made partial when the
     sources leave a part out."""
     run = run.timed(**answered.timings)
-    answer, step = replace(answered.answer, retrieved_documents=documents(ranked)), answered.step
+    answer, step = replace(answered.answer, retrieved_documents=ranked_documents(ranked)), answered.step
     missing = run.progress.missing if run.progress is not None else ()
     question = run.standalone or run.question
     trust = pipeline.config.trust
@@ -117,7 +117,7 @@ def doubted_guess(
         # The trace shows what decided: the check after the answer, over the model's "answer".
         reason = f"{why} (after answering; the model alone: {run.turn_kind.reason})"
         run = replace(run, turn_kind=replace(run.turn_kind, kind=UNDERSPECIFIED, reason=reason))
-    return run, replace(clarify, why=why), documents(ranked)
+    return run, replace(clarify, why=why), ranked_documents(ranked)
 
 
 def check_refusal(pipeline: Pipeline, trust, check, answer: Answer):
@@ -137,8 +137,3 @@ def clarified(run: PipelineRun, clarify: turns.Clarification, documents, *, lear
     return replace(
         run, answering=AnsweringStep(outcome="clarifying question", note=answer.note), answer=answer
     )
-
-
-def documents(ranked: Sequence[ScoredPassage]) -> tuple[str, ...]:
-    """Every ranked document, best first: evaluation ranks documents from the whole candidate list."""
-    return tuple(dict.fromkeys(hit.passage.document_id for hit in ranked))

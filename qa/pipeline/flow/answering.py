@@ -1,7 +1,7 @@
 """Generate, cite and verify an answer, retrying on the next-ranked passages.
 
 ``answer_from_ranking`` runs the answering stage with parts built once
-(``build_answer_parts``, or ``qa.pipeline.flow.factory.build_pipeline``);
+(``answer_parts.build_answer_parts``, or ``qa.pipeline.flow.factory.build_pipeline``);
 ``generate_verified_answer`` builds them from a config first. Both return the
 answer together with the stage's record (``run.AnsweringStep``): each attempt
 is a frozen ``run.Attempt`` made where the attempt runs, so there is no
@@ -22,16 +22,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 
 from qa.pipeline.checks import reply_rules
 from qa.pipeline.checks.claims import ClaimConflict, find_claim_conflicts
 from qa.pipeline.checks.verification import (
     Conflict,
-    LexicalVerifier,
-    LLMVerifier,
     VerificationResult,
-    Verifier,
     checked_for_mismatch,
     find_conflicts,
 )
@@ -47,16 +44,11 @@ from qa.pipeline.core.types import (
     ScoredPassage,
     SourceSentence,
 )
-from qa.pipeline.drafting.citations import CitationResult, CitationStrategy, attach_citations
+from qa.pipeline.drafting.citations import CitationResult
 from qa.pipeline.drafting.generation import (
     Draft,
-    DraftSentence,
-    ExtractiveGenerator,
-    ExtractiveSettings,
-    Generator,
-    LLMGenerator,
-    overlap_generator,
 )
+from qa.pipeline.flow.answer_parts import AnswerParts, build_answer_parts
 from qa.pipeline.flow.run import (
     AnsweringOutcome,
     AnsweringStep,
@@ -71,115 +63,10 @@ from qa.pipeline.flow.run import (
 )
 from qa.pipeline.reading.subjects import documents_on_subject
 
-__all__ = ["AnswerConfig", "AnswerParts", "Answered", "answer_from_ranking", "generate_verified_answer"]
+__all__ = ["AnswerConfig", "Answered", "answer_from_ranking", "generate_verified_answer"]
 
 MAX_CONFLICTS = 2  # find_conflicts' own default: more would crowd the answer
 ANSWERING_STAGES = ("generation", "citations", "verification", "disagreement")
-
-
-# --- the parts ---------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Citer:
-    """Attaches source sentences to draft sentences with one strategy and its settings."""
-
-    strategy: CitationStrategy
-    embedder: Embedder | None
-    llm: LLM | None = None
-    replace_existing: bool = False
-    max_citations: int = 2
-    similarity_threshold: float = 0.5
-
-    def cite(
-        self, question: str, sentences: Sequence[DraftSentence], context: Sequence[SourceSentence]
-    ) -> CitationResult:
-        return attach_citations(
-            question,
-            sentences,
-            context,
-            strategy=self.strategy,
-            embedder=self.embedder,
-            llm=self.llm,
-            replace_existing=self.replace_existing,
-            max_citations=self.max_citations,
-            similarity_threshold=self.similarity_threshold,
-        )
-
-
-@dataclass(frozen=True)
-class AnswerParts:
-    config: AnswerConfig
-    generator: Generator
-    citer: Citer
-    verifier: Verifier
-
-
-def build_generator(config: AnswerConfig, embedder: Embedder, llm: LLM | None) -> Generator:
-    if config.generator == "extractive":
-        return ExtractiveGenerator(
-            embedder,
-            ExtractiveSettings(
-                min_sentences=config.extractive_min_sentences,
-                max_sentences=config.extractive_max_sentences,
-                min_relevance=config.extractive_min_relevance,
-                require_quantity=config.require_quantity_for_quantity_questions,
-                focus_document=config.extractive_focus_document,
-                context_weight=config.extractive_context_weight,
-                same_time=config.extractive_same_time,
-                padding_floor=config.extractive_padding_floor,
-                question_shape=config.extractive_question_shape,
-                section_context=config.extractive_section_context,
-                subject_documents=config.subject_documents,
-            ),
-        )
-    if config.generator == "overlap":
-        return overlap_generator(embedder, sentences=config.extractive_max_sentences)
-    if config.generator == "llm":
-        return LLMGenerator(
-            _need_llm(llm, "the llm generator"),
-            embedder=embedder,
-            max_context_sentences=config.llm_max_context_sentences,
-            subject_documents=config.subject_documents,
-        )
-    raise ValueError(f"unknown generator {config.generator!r}")
-
-
-def build_verifier(config: AnswerConfig, embedder: Embedder, llm: LLM | None) -> Verifier:
-    if config.verifier == "lexical":
-        return LexicalVerifier(embedder)
-    if config.verifier == "llm":
-        return LLMVerifier(_need_llm(llm, "the llm verifier"))
-    raise ValueError(f"unknown verifier {config.verifier!r}")
-
-
-def build_citer(config: AnswerConfig, embedder: Embedder, llm: LLM | None) -> Citer:
-    return Citer(
-        strategy=config.citation_strategy,
-        embedder=embedder,
-        llm=llm,
-        replace_existing=config.replace_generated_citations,
-        max_citations=config.max_citations_per_sentence,
-        similarity_threshold=config.citation_similarity_threshold,
-    )
-
-
-def build_answer_parts(config: AnswerConfig, embedder: Embedder, llm: LLM | None) -> AnswerParts:
-    if config.needs_llm() and llm is None:
-        stages = [f"{k}={v}" for k, v in asdict(config).items() if v == "llm"]
-        raise ValueError(f"{', '.join(stages)} needs an LLM client")
-    return AnswerParts(
-        config=config,
-        generator=build_generator(config, embedder, llm),
-        citer=build_citer(config, embedder, llm),
-        verifier=build_verifier(config, embedder, llm),
-    )
-
-
-def _need_llm(llm: LLM | None, what: str) -> LLM:
-    if llm is None:
-        raise ValueError(f"{what} needs an LLM client")
-    return llm
 
 
 # --- answering ---------------------------------------------------------------------
@@ -279,7 +166,7 @@ def conclude(
     config = parts.config
     attempts = tuple(attempts)
     timings = _no_timings()
-    documents = _documents(ranked)
+    documents = ranked_documents(ranked)
     for stage in ("generation", "citations", "verification"):
         timings[stage] = sum(a.timings.get(stage, 0.0) for a in attempts)
 
@@ -470,7 +357,7 @@ def _early_refusal(
     threshold = config.min_retrieval_confidence
     if threshold is not None and retrieval_confidence is not None and retrieval_confidence < threshold:
         note = f"Refused: retrieval confidence {retrieval_confidence:.3f} is below {threshold:.3f}."
-        return Answer.refusal(note, _documents(ranked))
+        return Answer.refusal(note, ranked_documents(ranked))
     return None
 
 
@@ -529,8 +416,9 @@ def _rank_key(attempt: tuple[AnswerSentence, ...]) -> tuple[int, int, int]:
     return labels.count(SUPPORTED), labels.count(PARTIAL), -labels.count(UNSUPPORTED)
 
 
-def _documents(ranked: Sequence[ScoredPassage]) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(p.passage.document_id for p in ranked))
+def ranked_documents(ranked: Sequence[ScoredPassage]) -> tuple[str, ...]:
+    """Every ranked document, best first: evaluation ranks documents from the whole candidate list."""
+    return tuple(dict.fromkeys(hit.passage.document_id for hit in ranked))
 
 
 def _no_timings() -> dict[str, float]:

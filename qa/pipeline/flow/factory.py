@@ -22,7 +22,7 @@ from qa.pipeline.config.presets import PipelineConfig
 from qa.pipeline.core.model_parts import PipelineModels, default_models
 from qa.pipeline.core.protocols import LLM, CorpusIndex, Embedder, EntailmentModel, Retriever, SpanReader
 from qa.pipeline.dialogue.turn_kind import load_turn_model
-from qa.pipeline.flow.answering import AnswerParts, build_answer_parts
+from qa.pipeline.flow.answer_parts import AnswerParts, build_answer_parts
 from qa.pipeline.search.embedding import RecentVectors
 from qa.pipeline.search.pairwise import LLMPairwiseReranker
 from qa.pipeline.search.rechunk import RechunkedIndex

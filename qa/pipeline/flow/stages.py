@@ -57,6 +57,7 @@ from qa.pipeline.flow.answering import (
     conclude,
     early_refusal,
     generate_attempt,
+    ranked_documents,
     verify_attempt,
 )
 from qa.pipeline.flow.factory import Pipeline
@@ -217,7 +218,7 @@ def _start_answering(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[Scor
     if _learned_decides(pipeline, run):
         return _learned_turn(pipeline, run, ranked)
     question = run.standalone or run.question
-    documents = after_answer.documents(ranked)
+    documents = ranked_documents(ranked)
     trust, kinds, models = pipeline.config.trust, pipeline.config.turns, pipeline.models
     clarifies = bool(kinds and kinds.clarify)
 
@@ -296,7 +297,7 @@ def _applied_before(
     """The run as the reply decided before answering leaves it: asked back, refused, or ready for
     its first attempt (``progress`` set)."""
     if decision is not None and decision.kind == "ask_back":
-        return after_answer.clarified(run, decision.detail, after_answer.documents(ranked))
+        return after_answer.clarified(run, decision.detail, ranked_documents(ranked))
     if decision is not None and decision.rule == "unanswerable":
         refused = replace(run.trust, confidence=refusal_confidence(e.before.verdict, pipeline.models))
         step = AnsweringStep(outcome="refused", note=decision.detail.note)
@@ -359,7 +360,7 @@ def _learned_turn(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[ScoredP
     (clarify, refuse below the threshold, the doubted reading, the missing-words refusal), each of
     which saw one signal; the model weighs them together, fitted on MTRAG-UN train only."""
     question = run.standalone or run.question
-    documents = after_answer.documents(ranked)
+    documents = ranked_documents(ranked)
     trust, kinds = pipeline.config.trust, pipeline.config.turns
     passages = tuple(ranked[: pipeline.config.retrieval.top_k])
     clock = time.perf_counter()
