@@ -17,27 +17,31 @@ def tiny_reader(tmp_path_factory):
     return save_tiny_span_reader(tmp_path_factory.mktemp("squad2"))
 
 
-@pytest.mark.django_db
-def test_the_answer_card_and_the_api_show_the_readers_span(
-    settings, tiny_reader, client, analyst, demo_documents, corpus
-):
+def card_and_api_sentences(client, analyst, corpus, text: str) -> tuple[str, list[dict]]:
+    """``text`` answered with ``default``: the answer card's HTML, and the API's answer sentences."""
     from rest_framework.test import APIClient
 
     from qa.services import answer_now
 
-    settings.QA_SPAN_READER_MODEL = tiny_reader
-    question = answer_now(
-        corpus=corpus, text="How many containers did the port handle in 2024?", preset="default", user=analyst
-    )
+    question = answer_now(corpus=corpus, text=text, preset="default", user=analyst)
     assert client.login(username=analyst.username, password=PASSWORD)
     page = html.unescape(client.get(f"/questions/{question.pk}/").content.decode())
-    card = page[page.index('aria-label="Answer, sentence by sentence"') :]
-    marked = re.findall(r'<mark class="answer-span"[^>]*>([^<]+)</mark>', card)
-    assert marked, "no answer span marked on the card"
-
     api = APIClient()
     api.force_authenticate(analyst)
     sentences = api.get(f"/api/questions/{question.pk}/").json()["answer"]["sentences"]
+    return page[page.index('aria-label="Answer, sentence by sentence"') :], sentences
+
+
+@pytest.mark.django_db
+def test_the_answer_card_and_the_api_show_the_readers_span(
+    settings, tiny_reader, client, analyst, demo_documents, corpus
+):
+    settings.QA_SPAN_READER_MODEL = tiny_reader
+    card, sentences = card_and_api_sentences(
+        client, analyst, corpus, "How many containers did the port handle in 2024?"
+    )
+    marked = re.findall(r'<mark class="answer-span"[^>]*>([^<]+)</mark>', card)
+    assert marked, "no answer span marked on the card"
     spans = [(s["text"], s["span"]) for s in sentences if s["span"]]
     for text, span in spans:
         assert text[span["start"] : span["end"]] == span["text"] and span["score"] > 0
@@ -51,24 +55,11 @@ def test_the_shipped_reader_marks_its_guess_and_says_so(settings, client, analys
     """QA_SPAN_READER_MODEL=shipped: the project's own span reader points at the likeliest words of
     every answer sentence; the card underlines them as a guess (not a named reader's highlight),
     saying the cited sentence is the answer, and the API says `guess`."""
-    from rest_framework.test import APIClient
-
-    from qa.services import answer_now
-
     settings.QA_SPAN_READER_MODEL = "shipped"
-    question = answer_now(
-        corpus=corpus, text="What is the capital of Westmere?", preset="default", user=analyst
-    )
-    assert client.login(username=analyst.username, password=PASSWORD)
-    page = html.unescape(client.get(f"/questions/{question.pk}/").content.decode())
-    card = page[page.index('aria-label="Answer, sentence by sentence"') :]
+    card, sentences = card_and_api_sentences(client, analyst, corpus, "What is the capital of Westmere?")
     marked = re.findall(r'<mark class="answer-span guess" title="([^"]+)">([^<]+)</mark>', card)
     assert marked, "the shipped reader's guess is not marked on the card"
     assert all("guess" in title and "the cited sentence is the answer" in title for title, _ in marked)
-
-    api = APIClient()
-    api.force_authenticate(analyst)
-    sentences = api.get(f"/api/questions/{question.pk}/").json()["answer"]["sentences"]
     spans = [s["span"] for s in sentences if s["span"]]
     assert len(spans) == len(sentences) and all(span["guess"] for span in spans)
     assert [span["text"] for span in spans] == [text for _, text in marked]

@@ -461,6 +461,14 @@ def test_the_trace_of_a_vague_follow_up_shows_the_learned_reply_kind(client_for,
     assert "Nothing earlier names “this organisation”" in page
 
 
+def trace_page(client, user, corpus, text: str, preset: str, run) -> str:
+    """The trace page of a question stored as answered by ``run``."""
+    question = Question.objects.create(
+        user=user, corpus=corpus, text=text, preset=preset, status="done", trace=run.to_json()
+    )
+    return client.get(f"/questions/{question.pk}/trace/").content.decode()
+
+
 def test_the_trace_names_the_reply_rule_that_declined_a_draft(client_for, analyst, corpus):
     """A refusal made while composing says on the trace page which rule of the reply table made it,
     and what the draft found; switched off, the trace shows the finding without a rule."""
@@ -468,15 +476,7 @@ def test_the_trace_names_the_reply_rule_that_declined_a_draft(client_for, analys
 
     def page_for(off: tuple[str, ...]) -> str:
         run = jobs_plan_run(off)
-        question = Question.objects.create(
-            user=analyst,
-            corpus=corpus,
-            text=JOBS_QUESTION,
-            preset="flow-none",
-            status="done",
-            trace=run.to_json(),
-        )
-        return client_for(analyst).get(f"/questions/{question.pk}/trace/").content.decode()
+        return trace_page(client_for(analyst), analyst, corpus, JOBS_QUESTION, "flow-none", run)
 
     declined = page_for(())
     assert "Declined by the reply rule" in declined and "amount_stated_nowhere" in declined
@@ -493,15 +493,7 @@ def test_the_trace_shows_the_llm_judges_p_yes_beside_each_answer_sentences_relat
     from tests.qa.pipeline.test_llm_judge_sentences import MARENIA_QUESTION, judged_marenia_run
 
     run, _ = judged_marenia_run("no")
-    question = Question.objects.create(
-        user=analyst,
-        corpus=corpus,
-        text=MARENIA_QUESTION,
-        preset="careful",
-        status="done",
-        trace=run.to_json(),
-    )
-    page = html.unescape(client_for(analyst).get(f"/questions/{question.pk}/trace/").content.decode())
+    page = html.unescape(trace_page(client_for(analyst), analyst, corpus, MARENIA_QUESTION, "careful", run))
     section = page[page.index("Does each answer sentence answer the question?") :]
     section = section[: section.index("</table>")]
     judged = [s for s in run.answer.sentences if s.relation_judge is not None]
