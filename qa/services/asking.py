@@ -172,17 +172,20 @@ def answer_now_with_run(
     """
     preset = preset or presets.default_preset()
     text, config = _validate(corpus=corpus, text=text, preset=preset, config=config)
-    question = _create_question(
-        user=user,
-        corpus=corpus,
-        text=text,
-        config=config,
-        conversation=conversation,
-        is_evaluation=is_evaluation,
-        scope=scope,
-    )
-    if on_created is not None:
-        on_created(question)
+    # One commit for the row and what the caller records of it: a process killed between the two
+    # would leave a question the resumed evaluation run does not know it asked (and asks again).
+    with transaction.atomic():
+        question = _create_question(
+            user=user,
+            corpus=corpus,
+            text=text,
+            config=config,
+            conversation=conversation,
+            is_evaluation=is_evaluation,
+            scope=scope,
+        )
+        if on_created is not None:
+            on_created(question)
     question_run_here(question.pk, history=history)
     question.refresh_from_db()
     return question, load_run(question.trace, question=question.text)
