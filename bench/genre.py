@@ -7,7 +7,7 @@ bench/genre/ holds seven documents of kinds analysts upload and the demo corpus 
 bench/genre/SOURCE.md) and 42 questions written for them: 28 answerable, each with the text of the
 sentences that answer it, and 14 on the same subjects that no document answers. Every file is
 parsed as an upload is (``documents.parsing.parse_bytes``) and the preset answers in memory with
-the bundled embedding model (no LLM, no cross-encoder).
+the bundled embedding model (no cross-encoder; no LLM unless ``--llm local``).
 
 Printed, per question and in all:
   answered       answerable questions answered (not refused, not asked back)
@@ -156,16 +156,17 @@ def switch_off_structure_rules(names: Sequence[str]) -> None:
                 setattr(module, STRUCTURE_RULES[name], 0)
 
 
-def genre_pipeline(config, *, section_headers: bool = False):
-    """The preset's pipeline over the genre documents, in memory with the bundled embedding model;
-    with its index and embedder."""
+def genre_pipeline(config, *, section_headers: bool = False, llm=None):
+    """The preset's pipeline over the genre documents, in memory with the bundled embedding model
+    (and ``llm`` where given: the presets that ask for one); with its index and embedder."""
     from qa.pipeline.flow.factory import ModelClients, build_pipeline
     from qa.pipeline.search.embedding import SentenceTransformerEmbedder
     from qa.pipeline.search.memory_index import InMemoryCorpusIndex
 
     embedder = SentenceTransformerEmbedder()
     index = InMemoryCorpusIndex(load_documents(), embedder, section_headers=section_headers)
-    return build_pipeline(config, index=index, clients=ModelClients(embedder=embedder)), index, embedder
+    clients = ModelClients(embedder=embedder, llm=llm)
+    return build_pipeline(config, index=index, clients=clients), index, embedder
 
 
 def genre_sentences(index) -> list:
@@ -173,11 +174,16 @@ def genre_sentences(index) -> list:
 
 
 def run_genre(
-    config, *, show: bool = False, framing: frozenset[str] = frozenset(), section_headers: bool = False
+    config,
+    *,
+    show: bool = False,
+    framing: frozenset[str] = frozenset(),
+    section_headers: bool = False,
+    llm=None,
 ) -> dict[str, float]:
     from qa.pipeline.flow.runner import answer_question
 
-    pipeline, index, _ = genre_pipeline(config, section_headers=section_headers)
+    pipeline, index, _ = genre_pipeline(config, section_headers=section_headers, llm=llm)
     sentences = genre_sentences(index)
     outcomes, ranks = [], []
     for question in load_questions():
@@ -209,13 +215,19 @@ def run_genre(
 
 
 def main(argv: list[str] | None = None) -> None:
-    from bench.answer_quality import with_overrides
+    from bench.answer_quality import local_llm, with_overrides
     from qa.pipeline.config.presets import get_preset
 
     parser = argparse.ArgumentParser(prog="python -m bench.genre", description=__doc__.split("\n\n")[0])
     parser.add_argument("--preset", default="default")
     parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE")
     parser.add_argument("--show", action="store_true", help="print every question and answer")
+    parser.add_argument(
+        "--llm",
+        choices=("none", "local"),
+        default="none",
+        help="local: QA_LLM_MODEL's GGUF model for the presets that ask for one (as bench.answer_quality)",
+    )
     parser.add_argument(
         "--framing-texts", type=Path, help="a JSON list of heading/question texts (from --write-framing)"
     )
@@ -237,8 +249,15 @@ def main(argv: list[str] | None = None) -> None:
         return
     framing = frozenset(json.loads(args.framing_texts.read_text())) if args.framing_texts else frozenset()
     config = with_overrides(get_preset(args.preset), args.set)
-    summary = run_genre(config, show=args.show, framing=framing, section_headers=args.section_headers)
-    print(json.dumps({"preset": args.preset, "set": args.set, **summary}, indent=2))
+    llm = local_llm() if args.llm == "local" else None
+    summary = run_genre(
+        config, show=args.show, framing=framing, section_headers=args.section_headers, llm=llm
+    )
+    print(
+        json.dumps(
+            {"preset": args.preset, "set": args.set, "llm": getattr(llm, "name", None), **summary}, indent=2
+        )
+    )
 
 
 if __name__ == "__main__":
