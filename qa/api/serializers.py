@@ -167,8 +167,8 @@ class AnswerSpanSerializer(serializers.Serializer):
     guess = serializers.BooleanField(
         help_text="True when the reader only points at the likeliest words and does not judge whether "
         "the sentence holds an answer (the project's own span reader: right on about 6 of 10 answers "
-        "when measured, docs/readers.md); `score` may then be negative. False for a reader named by "
-        "QA_SPAN_READER_MODEL, whose spans score above 0."
+        "when measured, docs/readers.md); `score` may then be negative. False for a transformers "
+        "reader (SQuAD 2.0 style), whose spans score above 0."
     )
 
 
@@ -201,8 +201,9 @@ class AnswerSentenceSerializer(serializers.ModelSerializer):
         help_text="The exact answer inside this sentence, as an extractive reader found it: `start` and "
         "`end` are character offsets into `text` (`text[start:end] == span.text`), `score` the span's "
         "start+end logit over the reader's no-answer logit (positive: the reader prefers this span to "
-        "no answer), `guess` whether the span is only the reader's pointer. The reader is the one named "
-        "by QA_SPAN_READER_MODEL, else the project's own span reader, which guesses (docs/readers.md). "
+        "no answer), `guess` whether the span is only the reader's pointer. The reader is the one "
+        "QA_SPAN_READER_MODEL names (`shipped`: the project's own span reader, which guesses; "
+        "docs/readers.md); null for every sentence while that setting is unset. "
         "Null where the reader found no answer in the sentence, when the answer's `outcome` is not "
         "answer or partial, and for answers stored before spans existed. It informs and decides nothing.",
     )
