@@ -184,18 +184,7 @@ class ExtractiveGenerator:
 
         focus = ""
         if self.settings.focus_document and passages:
-            # Answer from one document; other documents only supply an amount it lacks.
-            top = next(
-                (
-                    p.passage.document_id
-                    for p in passages
-                    if on_subject is None or p.passage.document_id in on_subject
-                ),
-                passages[0].passage.document_id,
-            )
-            focus = self._focus(top, order, scores, candidates)
-            in_focus = [i for i in order if candidates[i].document_id == focus]
-            order = in_focus + [i for i in order if candidates[i].document_id != focus]
+            focus, order = self._focused(passages, on_subject, order, scores, candidates)
         # Headings, titles and questions help find the document that answers and are quoted by no
         # answer: "Summarize the harbor report." was answered "Harbor Authority Annual Report 2024."
         order = [i for i in order if roles.quotable(candidates[i])]
@@ -241,6 +230,15 @@ class ExtractiveGenerator:
         picked = _in_reading_order([candidates[i] for i in chosen], context)
         notes = tuple(f"selected {candidates[i].id} relevance {scores[i]:.3f}" for i in chosen)
         return Draft(tuple(DraftSentence(s.text, (s,)) for s in picked), tuple(context), notes=notes)
+
+    def _focused(self, passages, on_subject, order: list[int], scores, candidates) -> tuple[str, list[int]]:
+        """The document to answer from (the best-ranked on the question's subject), and ``order`` with
+        its sentences first: other documents only supply an amount it lacks."""
+        ranked = [p.passage.document_id for p in passages]
+        top = next((d for d in ranked if on_subject is None or d in on_subject), ranked[0])
+        focus = self._focus(top, order, scores, candidates)
+        in_focus = [i for i in order if candidates[i].document_id == focus]
+        return focus, in_focus + [i for i in order if candidates[i].document_id != focus]
 
     def _join_relevant(
         self,
