@@ -53,6 +53,9 @@ class Killer(threading.Thread):
         # them only when the killer's poll catches one, so tries cycle through the stages.
         self.stages = ["retrieval", "generation", "citation", "verification"]
         self.tries = 0
+        # Set when the round has asked its questions and still waits for a first kill: any
+        # running stage will do then (a fast machine runs citation and verification between polls).
+        self.any_stage = threading.Event()
         self.restarting: list[threading.Thread] = []
         self.restart_seconds: list[float] = []
         # Questions a whole-worker kill took down beside the one it was aimed at: a re-queued
@@ -78,23 +81,24 @@ class Killer(threading.Thread):
         self.tries += 1
         deadline = time.monotonic() + (10 if stage in ("retrieval", "generation") else 3)
         while not self.halt.is_set() and time.monotonic() < deadline:
+            stages = self.stages if self.any_stage.is_set() else [stage]
             # One kill per question: a stage killed JOB_MAX_ATTEMPTS times ends failed by design
             # (a job that keeps killing its worker), and a re-queued stage runs next, so a killer
             # free to choose again kept hitting the same few questions (2 of 100 failed that way).
             running = list(
                 Question.objects.filter(
-                    pk__in=self.question_ids(), status=Question.Status.RUNNING, stage=stage
+                    pk__in=self.question_ids(), status=Question.Status.RUNNING, stage__in=stages
                 )
                 .exclude(lease_owner="")
                 .exclude(pk__in=[k.question for k in self.kills] + sorted(self.collateral))
-                .values_list("pk", "lease_owner")
+                .values_list("pk", "lease_owner", "stage")
             )
             if running:
                 break
             time.sleep(0.02)
         else:
             return
-        pk, owner = self.random.choice(running)
+        pk, owner, stage = self.random.choice(running)
         if stage in ("retrieval", "generation"):
             time.sleep(self.random.uniform(0, 0.3))  # somewhere inside the stage
         if not Question.objects.filter(pk=pk, lease_owner=owner).exists():
