@@ -94,6 +94,20 @@ def make_passage(document_id: str, texts: Sequence[str], *, title: str | None = 
     )
 
 
+# A country profile's government section: the 2011 reforms, who made them, and one sentence about
+# something else (the answering and reply-rule tests ask about the reforms).
+OMAN_GOVERNMENT = make_passage(
+    "factbook/oman",
+    [
+        "Oman: Government",
+        "Sultan Qaboos bin Said ruled Oman from 1970 until his death in 2020.",
+        "In 2011 Sultan Qaboos expanded the legislative powers of the Council of Oman.",
+        "Qaboos also authorised direct elections for the lower house in 2011.",
+        "The country exports oil and natural gas.",
+    ],
+)
+
+
 def ranked(*passages: Passage) -> list[ScoredPassage]:
     return [ScoredPassage(p, score=1.0 - 0.1 * i) for i, p in enumerate(passages)]
 

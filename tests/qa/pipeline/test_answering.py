@@ -13,6 +13,7 @@ from qa.pipeline.drafting.prompts import DATA_CLOSE, DATA_OPEN
 from qa.pipeline.flow.answering import AnswerConfig, generate_verified_answer
 from qa.pipeline.flow.run import AnsweringStep
 from tests.qa.pipeline.answering_fakes import (
+    OMAN_GOVERNMENT,
     BagOfWordsEmbedder,
     ScriptedLLM,
     make_passage,
@@ -22,16 +23,7 @@ from tests.qa.pipeline.answering_fakes import (
 )
 
 LABELS = {SUPPORTED, PARTIAL, UNSUPPORTED}
-OMAN = make_passage(
-    "factbook/oman",
-    [
-        "Oman: Government",
-        "Sultan Qaboos bin Said ruled Oman from 1970 until his death in 2020.",
-        "In 2011 Sultan Qaboos expanded the legislative powers of the Council of Oman.",
-        "Qaboos also authorised direct elections for the lower house in 2011.",
-        "The country exports oil and natural gas.",
-    ],
-)
+OMAN = OMAN_GOVERNMENT
 PASSAGES = [
     make_passage(f"news/{name}", [f"The {name} report covers the {name} harbour."]) for name in "abcde"
 ]
