@@ -6,7 +6,8 @@
 
 The rules are qa.pipeline.checks.reply_rules.RULE_NAMES: every rule of the table, in all its phases
 (the composing rules of the "draft" and "composed" phases included, recorded wherever
-``reply_rules.decide`` is asked, in the stages or in answering), plus ``turn_kind_model``, the switch
+``reply_rules.decide`` is asked, in the stages or in answering), the verdict rules that set the
+answerability verdict (recorded wherever a verdict names one), plus ``turn_kind_model``, the switch
 that lets the fitted turn-kind model decide follow-ups. The table is walked first match first, so
 switching a rule off can change only the replies of the questions where that rule decided with every
 rule on: the bench runs each sample once with all rules on, records which rules decided anything for
@@ -37,6 +38,7 @@ from pathlib import Path
 
 from bench.common import REPO
 from qa.pipeline.checks import reply_rules
+from qa.pipeline.checks.answerability import SignalAnswerability
 from qa.pipeline.config.presets import get_preset
 from qa.pipeline.flow import stages
 from qa.pipeline.flow.factory import ModelClients, build_pipeline
@@ -203,7 +205,7 @@ def decided_by(
     """Each case's reply with every rule on, and the rules that decided it; ``dump`` gets each
     answer's kind, refusal, text, note and missing parts (to compare two versions' replies)."""
     fired: list[str] = []
-    decide, learned = reply_rules.decide, stages._learned_turn
+    decide, learned, judge = reply_rules.decide, stages._learned_turn, SignalAnswerability.judge
 
     def recording(phase, evidence, rules_off=()):
         decision = decide(phase, evidence, rules_off)
@@ -215,7 +217,13 @@ def decided_by(
         fired.append(reply_rules.TURN_KIND_MODEL)
         return learned(*args, **kwargs)
 
-    reply_rules.decide, stages._learned_turn = recording, learning
+    def judging(self, *args, **kwargs):
+        verdict = judge(self, *args, **kwargs)
+        if verdict.rule:
+            fired.append(verdict.rule)  # a verdict rule: recorded wherever a verdict is asked for
+        return verdict
+
+    reply_rules.decide, stages._learned_turn, SignalAnswerability.judge = recording, learning, judging
     replies, rules = {}, {}
     try:
         for case in sample.cases:
@@ -232,7 +240,7 @@ def decided_by(
                     list(answer.missing),
                 ]
     finally:
-        reply_rules.decide, stages._learned_turn = decide, learned
+        reply_rules.decide, stages._learned_turn, SignalAnswerability.judge = decide, learned, judge
     return replies, rules
 
 

@@ -20,7 +20,7 @@ import functools
 import json
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -28,6 +28,13 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 
 from qa.pipeline.checks.llm_judge import JUDGE_NAMES, JudgeVerdict, PassageJudge, judge_inputs
+from qa.pipeline.checks.reply_rules import (
+    AMOUNT_UNSTATED,
+    FIGURE_UNSTATED,
+    OVERVIEW,
+    PART_UNSTATED,
+    TOO_LITTLE_NAMED,
+)
 from qa.pipeline.core.model_parts import PipelineModels, default_models
 from qa.pipeline.core.protocols import LLM, PassageReading, ProbabilityModel
 from qa.pipeline.core.text import (
@@ -277,7 +284,8 @@ class AnswerabilityVerdict:
     judge: str  # "signals" or "llm"
     signals: AnswerabilitySignals | None = None
     missing: tuple[str, ...] = ()  # what is asked and not stated (the parts of a partial answer)
-    by_rule: bool = False  # a hard rule decided (``hard_rule``), not the model's probability
+    by_rule: bool = False  # a verdict rule decided (``rule``), not the model's probability
+    rule: str = ""  # the verdict rule that decided (reply_rules.VERDICT_RULES), if one did
     llm_judge: JudgeVerdict | None = None  # the LLM judge's P(yes) per passage, when the model reads it
 
     @property
@@ -293,6 +301,7 @@ class AnswerabilityVerdict:
             "signals": {k: round(v, 4) for k, v in asdict(self.signals).items()} if self.signals else None,
             "missing": list(self.missing),
             "by_rule": self.by_rule,
+            **({"rule": self.rule} if self.rule else {}),
             **({"llm_judge": self.llm_judge.to_trace()} if self.llm_judge else {}),
         }
 
@@ -305,13 +314,15 @@ def hard_rule(
     *,
     models: PipelineModels | None = None,
     reading: QuestionReading | None = None,
-) -> tuple[AnswerKind, str, tuple[str, ...]] | None:
-    """(kind, reason, missing parts) when a rule decides without the model, else None.
+    rules_off: frozenset[str] = frozenset(),
+) -> tuple[str, AnswerKind, str, tuple[str, ...]] | None:
+    """(rule, kind, reason, missing parts) when a verdict rule decides without the model, else None.
 
     A question that asks for an amount no retrieved sentence states ("what
     was the population of Dominica in 2020") is not answerable whatever the
     cosines say: unanswerable when nothing asked for is stated, partial when
     some amounts are. ``reading``: the question as read once, used only when it read ``question``.
+    The rules are reply_rules.VERDICT_RULES; one named in ``rules_off`` is skipped.
     """
     reading = reading if reading is not None and reading.question == question else None
     slots = reading.amounts_asked() if reading else quantity_slots(question)
@@ -321,25 +332,24 @@ def hard_rule(
         for slot in slots
         if not any(slot_states_amount(slot, s.text, s.document_title) for s in sentences)
     )
-    if missing:
+    if missing and AMOUNT_UNSTATED not in rules_off:
         # Partial while something else is asked: another amount, or another part ("When did the
         # terminal open and how much did it cost?" was refused whole for want of the cost).
         kind = PARTIAL_ANSWER if len(missing) < max(len(slots), analysis.parts) else UNANSWERABLE
-        return kind, "no passage states " + "; ".join(repr(m) for m in missing), missing
-    unstated = _parts_unstated(question, [s for hit in ranked[:3] for s in hit.passage.sentences], models)
-    if unstated and len(unstated) < analysis.parts:
-        # A part's person or figure is stated nowhere; the other parts may still be answered.
-        reason = "; ".join(
-            f"no relevant sentence states the {wanted} of {part!r}" for part, wanted in unstated
-        )
-        return PARTIAL_ANSWER, reason, tuple(part for part, _ in unstated)
-    if signals.type_missing and analysis.measure:
+        return AMOUNT_UNSTATED, kind, "no passage states " + "; ".join(repr(m) for m in missing), missing
+    if PART_UNSTATED not in rules_off:
+        top = [s for hit in ranked[:3] for s in hit.passage.sentences]
+        unstated = _parts_unstated(question, top, models)
+        if unstated and len(unstated) < analysis.parts:
+            # A part's person or figure is stated nowhere; the other parts may still be answered.
+            reason = "; ".join(
+                f"no relevant sentence states the {wanted} of {part!r}" for part, wanted in unstated
+            )
+            return PART_UNSTATED, PARTIAL_ANSWER, reason, tuple(part for part, _ in unstated)
+    if signals.type_missing and analysis.measure and FIGURE_UNSTATED not in rules_off:
         measure = ", ".join(sorted(analysis.measure))
-        return (
-            UNANSWERABLE,
-            f"the question asks for a figure ({measure}) no relevant sentence states",
-            (measure,),
-        )
+        reason = f"the question asks for a figure ({measure}) no relevant sentence states"
+        return FIGURE_UNSTATED, UNANSWERABLE, reason, (measure,)
     return None
 
 
@@ -390,10 +400,13 @@ class SignalAnswerability:
         reader: PassageReading | None = None,
         models: PipelineModels | None = None,
         llm_judge: PassageJudge | None = None,
+        rules_off: Iterable[str] = (),
     ) -> None:
         """``models``: the pipeline's models (None: ``default_models()``); ``model`` and ``reader``
         replace its answerability model and passage reader. ``llm_judge`` is asked only when the
-        model reads its probability (``JUDGE_NAMES``), which a model fitted without it does not."""
+        model reads its probability (``JUDGE_NAMES``), which a model fitted without it does not.
+        ``rules_off``: the preset's ``answer.rules_off``; the verdict rules named there are skipped."""
+        self.rules_off = frozenset(rules_off)
         self.models = models or default_models()
         self.model = model or self.models.answerability
         self.threshold = self.model.threshold if threshold is None else threshold
@@ -415,9 +428,10 @@ class SignalAnswerability:
         read this very ``question`` (a part of a question is read here)."""
         reading = reading if reading is not None and reading.question == question else None
         analysis = reading.analysis() if reading else analyse_question(question)
-        if names_too_little(question, ranked, analysis=analysis):
+        if TOO_LITTLE_NAMED not in self.rules_off and names_too_little(question, ranked, analysis=analysis):
+            reason = "the question names too little to look for"
             return AnswerabilityVerdict(
-                UNDERSPECIFIED, 0.0, "the question names too little to look for", "signals"
+                UNDERSPECIFIED, 0.0, reason, "signals", by_rule=True, rule=TOO_LITTLE_NAMED
             )
         if not ranked:
             return AnswerabilityVerdict(UNANSWERABLE, 0.0, "retrieval returned no passages", "signals")
@@ -429,9 +443,11 @@ class SignalAnswerability:
         values = {**asdict(signals), **judge_inputs(judged)}
         inputs = np.array([values[name] for name in self.model.names], dtype=np.float64)
         probability = float(self.model.probability(inputs)[0])
-        ruled = hard_rule(question, ranked, analysis, signals, models=self.models, reading=reading)
+        ruled = hard_rule(
+            question, ranked, analysis, signals, models=self.models, reading=reading, rules_off=self.rules_off
+        )
         if ruled is not None:
-            kind, reason, missing = ruled
+            rule, kind, reason, missing = ruled
             return AnswerabilityVerdict(
                 kind,
                 min(probability, 0.05),
@@ -440,14 +456,22 @@ class SignalAnswerability:
                 signals,
                 missing,
                 by_rule=True,
+                rule=rule,
                 llm_judge=judged,
             )
-        if analysis.overview and _subject_named(analysis, signals, ranked):
+        if OVERVIEW not in self.rules_off and analysis.overview and _subject_named(analysis, signals, ranked):
             # "Tell me about the port": the model, fitted on questions asking for one fact, reads a
             # question of one subject word as vague; a source sentence naming the subject answers it.
             reason = f"an overview of a subject a source sentence names (p(answerable) {probability:.3f})"
             return AnswerabilityVerdict(
-                ANSWERABLE, probability, reason, "signals", signals, by_rule=True, llm_judge=judged
+                ANSWERABLE,
+                probability,
+                reason,
+                "signals",
+                signals,
+                by_rule=True,
+                rule=OVERVIEW,
+                llm_judge=judged,
             )
         kind = ANSWERABLE if probability >= self.threshold else UNANSWERABLE
         reason = f"p(answerable) {probability:.3f} {'>=' if kind == ANSWERABLE else '<'} {self.threshold:.3f}"

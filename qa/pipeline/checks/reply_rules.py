@@ -18,10 +18,12 @@ in the order a question meets them:
 - ``after`` the answer check (stages): the answer check labels the answer; only a rule of this table
   turns a failed check into a refusal.
 
-Outside the table: a question for which no attempt drafted any sentence is refused by construction
-(there is nothing to show; ``answering.conclude``), ``answerability.hard_rule`` sets the
-answerability verdict the ``unanswerable`` rule reads, and on follow-ups the learned turn kind
-decides in place of the ``before`` rules (switched off whole by ``turn_kind_model``; docs/reply.md).
+Beside the table: the verdict rules (``VERDICT_RULES``), which set the answerability verdict the
+``unanswerable`` and ``answer_in_part`` rules read, applied in qa.pipeline.checks.answerability and
+switched off by name like the rules. Outside it: a question for which no attempt drafted any
+sentence is refused by construction (there is nothing to show; ``answering.conclude``), and on
+follow-ups the learned turn kind decides in place of the ``before`` rules (switched off whole by
+``turn_kind_model``; docs/reply.md).
 
 Each rule can be switched off by name in a preset (``answer.rules_off``), for ablation
 (``python -m bench reply_rules`` measures each rule's effect; a rule whose removal changes no reply
@@ -228,12 +230,73 @@ RULES: tuple[Rule, ...] = (
     _doubted_guess,
     _answer_in_part,
 )
+
+
+# --- the verdict rules: they set the answerability verdict that the rules above read -------------
+# ``decide`` does not walk them: qa.pipeline.checks.answerability applies them, in this order, in
+# place of the answerability model's probability. On their verdict the ``unanswerable`` rule refuses
+# (or asks back, for an underspecified one) and ``answer_in_part`` names a partial one's missing
+# parts. They are switched off by name like the rules above, and measured the same way.
+
+
+@dataclass(frozen=True)
+class VerdictRule:
+    name: str
+    reads: tuple[str, ...]
+    sets: str  # the verdict's kind
+    why: str
+
+
+TOO_LITTLE_NAMED = "too_little_named"
+AMOUNT_UNSTATED = "amount_unstated"
+PART_UNSTATED = "part_unstated"
+FIGURE_UNSTATED = "figure_unstated"
+OVERVIEW = "overview_named"
+VERDICT_RULES: tuple[VerdictRule, ...] = (
+    VerdictRule(
+        TOO_LITTLE_NAMED,
+        ("question reading", "top passages"),
+        "underspecified",
+        "A question with no focus word, or only focus words the best passages lack, names too little "
+        "to look for.",
+    ),
+    VerdictRule(
+        AMOUNT_UNSTATED,
+        ("amounts asked", "top sentences"),
+        "unanswerable or partial",
+        "An amount asked for that no top sentence states is not answerable whatever the cosines say "
+        "(partial while something else asked is stated).",
+    ),
+    VerdictRule(
+        PART_UNSTATED,
+        ("question parts", "top sentences"),
+        "partial",
+        "A part of a question in parts asking for a person or named figure no relevant sentence states.",
+    ),
+    VerdictRule(
+        FIGURE_UNSTATED,
+        ("measure asked", "figures stated"),
+        "unanswerable",
+        "A question asking for a measure (a figure of some kind) when no relevant sentence states a "
+        "figure of that kind.",
+    ),
+    VerdictRule(
+        OVERVIEW,
+        ("question reading", "top sentences"),
+        "answerable",
+        "A question asking for an overview of a subject a top source sentence names in full.",
+    ),
+)
 # Not a rule of the table but a switch on who decides: on a follow-up judged by the signal
 # answerability, the fitted turn-kind model (qa.pipeline.dialogue.turn_kind) decides ask back / refuse /
 # answer in place of the "before" rules; a reference the passages fit several ways
 # (``turns.ambiguous_reference``) still overrules its "answer", as part of that decision.
 TURN_KIND_MODEL = "turn_kind_model"
-RULE_NAMES: tuple[str, ...] = (*(rule.name for rule in RULES), TURN_KIND_MODEL)
+RULE_NAMES: tuple[str, ...] = (
+    *(rule.name for rule in RULES),
+    *(rule.name for rule in VERDICT_RULES),
+    TURN_KIND_MODEL,
+)
 # Rules deleted because switching them off changed no reply beyond the noise on any set of the tuning
 # suite (docs/reply.md, "Deleted rules"). A stored configuration may still name them in rules_off: the
 # name is dropped, since a deleted rule is off.
@@ -265,8 +328,19 @@ def decide(phase: Phase, evidence: Evidence, rules_off: Iterable[str] = ()) -> D
 
 
 def rules_table() -> list[dict[str, object]]:
-    """The table as rows (name, phase, reads, decides, why), for the docs, the bench and the trace."""
-    return [
+    """The table as rows (name, phase, reads, decides, why), for the docs, the bench and the trace;
+    the verdict rules last, in phase "verdict"."""
+    rows = [
         {"name": r.name, "phase": r.phase, "reads": list(r.reads), "decides": r.decides, "why": r.why}
         for r in RULES
+    ]
+    return rows + [
+        {
+            "name": r.name,
+            "phase": "verdict",
+            "reads": list(r.reads),
+            "decides": f"verdict: {r.sets}",
+            "why": r.why,
+        }
+        for r in VERDICT_RULES
     ]

@@ -11,7 +11,7 @@ factory; None: ``default_models()``, the shipped files).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
@@ -88,16 +88,23 @@ class AfterGeneration:
 
 
 def answerability_judge(
-    config: TrustConfig, llm: LLM | None, models: PipelineModels | None = None
+    config: TrustConfig, llm: LLM | None, models: PipelineModels | None = None, rules_off: Iterable[str] = ()
 ) -> SignalAnswerability | LLMAnswerability:
-    signals = SignalAnswerability(threshold=config.answerability_threshold, models=models)
+    """``rules_off``: the preset's ``answer.rules_off`` (the verdict rules named there are skipped)."""
+    signals = SignalAnswerability(
+        threshold=config.answerability_threshold, models=models, rules_off=rules_off
+    )
     if config.answerability == "llm" and llm is not None:
         return LLMAnswerability(llm, fallback=signals)
     judged = judged_model() if config.llm_judge and llm is not None else None
     if judged is not None:
         judge = PassageJudge(llm, passages=config.llm_judge_passages)
         return SignalAnswerability(
-            judged, threshold=config.answerability_threshold, models=models, llm_judge=judge
+            judged,
+            threshold=config.answerability_threshold,
+            models=models,
+            llm_judge=judge,
+            rules_off=rules_off,
         )
     return signals
 
@@ -122,10 +129,11 @@ def before_generation(
     llm: LLM | None = None,
     models: PipelineModels | None = None,
     reading: QuestionReading | None = None,
+    rules_off: Iterable[str] = (),
 ) -> BeforeGeneration:
     """``reading``: the question as read once (``PipelineRun.reading``), read again where it read
-    another text."""
-    verdict = answerability_judge(config, llm, models).judge(question, ranked, reading=reading)
+    another text. ``rules_off``: the preset's ``answer.rules_off``."""
+    verdict = answerability_judge(config, llm, models, rules_off).judge(question, ranked, reading=reading)
     head = tuple(ranked[:answer_passages])
     context = judge_context(question, head)
     passages = relevant_passages(head, context) if config.filter_context else head

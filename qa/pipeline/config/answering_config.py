@@ -32,6 +32,7 @@ class AnswerConfig:
     extractive_min_sentences: int = 2
     extractive_max_sentences: int = 4
     extractive_min_relevance: float = 0.0
+    extractive_relative_floor: float = 0.6  # a sentence joins when its relevance is this share of the best
     extractive_focus_document: bool = False  # answer from the top-ranked document only
     extractive_context_weight: float = 0.0  # the preceding sentence's share of a sentence's meaning
     extractive_same_time: bool = False  # no sentence naming only other times than the question's

@@ -16,7 +16,7 @@ from dataclasses import replace
 from qa.pipeline.checks import reply_rules
 from qa.pipeline.checks.answerability import ANSWERABLE, PARTIAL_ANSWER, UNDERSPECIFIED
 from qa.pipeline.checks.relation import with_relations
-from qa.pipeline.checks.trust import after_generation, answerability_judge, sentence_judge
+from qa.pipeline.checks.trust import after_generation, sentence_judge
 from qa.pipeline.core.types import Answer, ScoredPassage
 from qa.pipeline.dialogue import turns
 from qa.pipeline.flow.answering import Answered, ranked_documents
@@ -50,7 +50,7 @@ def checked(
             # A rule's partial verdict caps the whole question's p(answerable) at 0.05, which the
             # answer check read as "unanswerable" and refused every such answer ("How many staff ...
             # and how many cruise ships ...?"): the answer is checked against its own part's verdict.
-            verdict = answerability_judge(trust, pipeline.llm, pipeline.models).judge(covered, ranked)
+            verdict = pipeline.answerability(trust).judge(covered, ranked)
         checking = trust
         if trust.check_answer:
             # The answer check labels; whether a failed check refuses is the answer_check rule's call.

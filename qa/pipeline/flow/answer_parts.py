@@ -66,6 +66,7 @@ def build_generator(config: AnswerConfig, embedder: Embedder, llm: LLM | None) -
                 min_sentences=config.extractive_min_sentences,
                 max_sentences=config.extractive_max_sentences,
                 min_relevance=config.extractive_min_relevance,
+                relative_floor=config.extractive_relative_floor,
                 require_quantity=config.require_quantity_for_quantity_questions,
                 focus_document=config.extractive_focus_document,
                 context_weight=config.extractive_context_weight,

@@ -13,10 +13,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+from qa.pipeline.checks.answerability import LLMAnswerability, SignalAnswerability
 from qa.pipeline.checks.judged_claims import JudgedVerifier
 from qa.pipeline.checks.nli import NLIVerifier
 from qa.pipeline.checks.spans import SpanReadingVerifier
-from qa.pipeline.checks.trust import sentence_judge
+from qa.pipeline.checks.trust import TrustConfig, answerability_judge, sentence_judge
 from qa.pipeline.config.answering_config import AnswerConfig
 from qa.pipeline.config.presets import PipelineConfig
 from qa.pipeline.core.model_parts import PipelineModels, default_models
@@ -75,6 +76,12 @@ class Pipeline:
     search_embedder: Embedder | None = None
     # The reading models every stage that judges or tags reads (never loaded by a stage itself).
     models: PipelineModels = field(default_factory=default_models)
+
+    def answerability(self, trust: TrustConfig | None = None) -> SignalAnswerability | LLMAnswerability:
+        """The answerability judge of ``trust`` (the preset's by default), with this pipeline's LLM
+        and models, skipping the verdict rules the preset switches off (``answer.rules_off``)."""
+        chosen = trust if trust is not None else self.config.trust
+        return answerability_judge(chosen, self.llm, self.models, self.config.answer.rules_off)
 
 
 def build_pipeline(config: PipelineConfig, *, index: CorpusIndex, clients: ModelClients) -> Pipeline:

@@ -190,6 +190,7 @@ def assess_question(pipeline: Pipeline, question: str) -> QuestionAssessment:
         llm=pipeline.llm,
         models=pipeline.models,
         reading=run.reading,
+        rules_off=pipeline.config.answer.rules_off,
     )
     head = tuple(retrieval.ranked[:top_k])
     return QuestionAssessment(question, before.verdict, head, before.context, run.substitutions)

@@ -39,7 +39,6 @@ from qa.pipeline.checks.answerability import (
     SignalAnswerability,
 )
 from qa.pipeline.checks.trust import (
-    answerability_judge,
     before_generation,
     refusal_confidence,
     refusal_for,
@@ -233,6 +232,7 @@ def _start_answering(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[Scor
             llm=pipeline.llm,
             models=models,
             reading=run.reading,
+            rules_off=pipeline.config.answer.rules_off,
         )
         run = run.timed(answerability=time.perf_counter() - clock)
         run = replace(run, trust=TrustStep(answerability=judged.verdict, context=judged.context))
@@ -349,7 +349,7 @@ def _learned_decides(pipeline: Pipeline, run: PipelineRun) -> bool:
         and kinds.learned
         and trust is not None
         and run.conversation is not None
-        and isinstance(answerability_judge(trust, pipeline.llm, pipeline.models), SignalAnswerability)
+        and isinstance(pipeline.answerability(trust), SignalAnswerability)
     )
 
 
@@ -372,11 +372,12 @@ def _learned_turn(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[ScoredP
         llm=pipeline.llm,
         models=pipeline.models,
         reading=run.reading,
+        rules_off=pipeline.config.answer.rules_off,
     )
     verdict = before.verdict
     as_asked = verdict
     if run.question != question:
-        as_asked = answerability_judge(trust, pipeline.llm, pipeline.models).judge(run.question, ranked)
+        as_asked = pipeline.answerability(trust).judge(run.question, ranked)
     run = run.timed(answerability=time.perf_counter() - clock)
     run = replace(run, trust=TrustStep(answerability=verdict, context=before.context))
     lacking = turns.missing_parts(question, before.passages, models=pipeline.models)
@@ -440,9 +441,7 @@ def _doubted_reading(
     doubted = turns.doubted_reference(run.conversation, lacking)
     if doubted is None:
         return None
-    as_asked = answerability_judge(pipeline.config.trust, pipeline.llm, pipeline.models).judge(
-        run.question, ranked
-    )
+    as_asked = pipeline.answerability().judge(run.question, ranked)
     return doubted if as_asked.should_answer else None
 
 

@@ -8,6 +8,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from qa.pipeline.checks import reply_rules
 from qa.pipeline.checks.answerability import (
     ANSWER_KINDS,
     ANSWERABLE,
@@ -28,6 +29,7 @@ from qa.pipeline.checks.relevance import (
     judge_context,
     relevant_passages,
 )
+from qa.pipeline.config.answering_config import AnswerConfig
 from qa.pipeline.core.llm import OpenAICompatibleLLM
 from qa.pipeline.core.types import SUPPORTED, AnswerSentence, ScoredPassage
 from qa.pipeline.reading.questions import analyse_question, states_answer_type
@@ -283,3 +285,34 @@ def test_a_how_much_question_with_no_amount_or_rate_in_the_passages_is_still_ref
         "How much money do I need to put down for a mortgage?", hits(DOWN_PAYMENT_END)
     )
     assert verdict.kind == UNANSWERABLE and verdict.by_rule
+
+
+# Each verdict rule (reply_rules.VERDICT_RULES) on a question it decides, with the rules before it
+# switched off where one of them would decide first; switched off too, the model's probability or a
+# later rule gives the verdict, and the trace no longer names it.
+VERDICT_RULE_CASES = [
+    ("too_little_named", "And that?", (HISTORY,), (), UNDERSPECIFIED),
+    ("amount_unstated", "How much money do I need to put down for a mortgage?", (DOWN_PAYMENT_END,), (),
+     UNANSWERABLE),
+    ("part_unstated", "How many people lived in Dominica in 2020 and when did it become a British colony?",
+     (HISTORY,), ("amount_unstated",), "partial"),
+    ("figure_unstated", "What is the area of Dominica?", (HISTORY,), (), UNANSWERABLE),
+    ("overview_named", "Tell me about Dominica.", (HISTORY,), (), ANSWERABLE),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("rule", "question", "passages", "off", "kind"), VERDICT_RULE_CASES)
+def test_each_verdict_rule_decides_its_question_and_switched_off_decides_nothing(
+    rule, question, passages, off, kind
+):
+    verdict = SignalAnswerability(rules_off=off).judge(question, hits(*passages))
+    assert (verdict.rule, verdict.kind, verdict.by_rule) == (rule, kind, True)
+    assert verdict.to_trace()["rule"] == rule
+    without = SignalAnswerability(rules_off=(*off, rule)).judge(question, hits(*passages))
+    assert without.rule != rule and rule not in json.dumps(without.to_trace())
+
+
+def test_every_verdict_rule_has_a_case_and_a_preset_can_switch_it_off():
+    assert [case[0] for case in VERDICT_RULE_CASES] == [rule.name for rule in reply_rules.VERDICT_RULES]
+    config = AnswerConfig(rules_off=["figure_unstated"])
+    assert config.rules_off == ("figure_unstated",)
