@@ -14,7 +14,7 @@ from review.evaluation.reference import (
     PRESET_CONFIGURATIONS,
     published_metrics,
 )
-from review.evaluation.selective import case_of, coverage_point, risk_coverage
+from review.evaluation.selective import case_of, coverage_point, outcome_at, risk_coverage
 from ui.charts import (
     BarGroup,
     Point,
@@ -151,6 +151,13 @@ def selective_answering(case_metrics: list[dict], preset_config: dict) -> dict |
             marked=threshold,
         ),
     }
+
+
+def case_rows(results: list, preset_config: dict) -> list[dict]:
+    """Each case result with what its analyst saw at the run preset's ``answer_confidence``
+    (``selective.outcome_at``): the cases table's "Shown as" column."""
+    threshold = ReplyThresholds.of_stored(preset_config).answer_confidence
+    return [{"result": result, "outcome": outcome_at(result.metrics, threshold)} for result in results]
 
 
 def latency_rows(metrics: dict) -> list[dict]:

@@ -56,3 +56,31 @@ def risk_coverage(
     cases: Sequence[SelectiveCase], thresholds: Iterable[float] = THRESHOLDS
 ) -> list[CoveragePoint]:
     return [coverage_point(cases, threshold) for threshold in thresholds]
+
+
+# What the analyst saw for one case at the run preset's threshold (docs/reply.md, "The outcomes").
+ANSWER, LOW_CONFIDENCE, REFUSED, ASK_BACK = "answer", "low confidence", "refused", "asked back"
+
+
+@dataclass(frozen=True)
+class CaseOutcome:
+    shown_as: str  # ANSWER, LOW_CONFIDENCE, REFUSED or ASK_BACK
+    right: bool  # the reply is right: a right answer shown, or a refusal of an unanswerable question
+    # For a low-confidence answer: whether the answer itself would have been right (the threshold
+    # withheld a right answer, or kept a wrong one from being shown as one).
+    answer_right: bool | None = None
+
+
+def outcome_at(row: Mapping, threshold: float) -> CaseOutcome:
+    """One per-case metrics row as the reply its analyst saw at ``threshold``. Right as the curve
+    counts it: an answer shown is right when answerable with citation F1 >= 0.5; a refusal or a
+    question back is right when the question is unanswerable; a low-confidence answer is not shown
+    as an answer, so it is right where refusing would have been."""
+    case = case_of(row)
+    if row.get("kind") == "underspecified":
+        return CaseOutcome(ASK_BACK, not row["answerable"])
+    if row["refused"]:
+        return CaseOutcome(REFUSED, not row["answerable"])
+    if is_shown(case, threshold):
+        return CaseOutcome(ANSWER, case.right)
+    return CaseOutcome(LOW_CONFIDENCE, not row["answerable"], answer_right=case.right)

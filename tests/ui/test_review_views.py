@@ -306,3 +306,12 @@ def test_a_default_run_shows_its_reliability_diagram_and_ece(signed_in, analyst,
     answered = sum(not result.metrics["refused"] for result in run.case_results.all())
     first = curve.split("<tbody>")[1].split("</tr>")[0]
     assert f'<td class="num">{answered}</td>' in first  # at 0.00 every answered question is shown
+    # Each case says what its analyst saw at 0.65 and whether that was right.
+    from review.evaluation.selective import outcome_at
+
+    cases = page.split('id="cases-table"')[1].split("</table>")[0]
+    for result in run.case_results.all():
+        seen = outcome_at(result.metrics, 0.65)
+        row = cases.split(f"{result.gold_case.case_id}</a>")[1].split("</tr>")[0]
+        assert f"{seen.shown_as} " in row and ('title="right"' in row) == seen.right
+    assert cases.count("data-shown-as=") == run.case_results.count()

@@ -112,7 +112,7 @@ def evaluation_run(request, pk: int):
             "annotated_only": annotated_only,
             "annotated_cases": annotated_cases,
             "configuration": evaluation.configuration_label(run.preset),
-            "results": results,
+            "cases": evaluation.case_rows(results, run.preset_config or {}),
             "pending": run.status in (EvaluationRun.Status.QUEUED, EvaluationRun.Status.RUNNING),
         },
     )

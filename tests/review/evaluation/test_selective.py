@@ -38,3 +38,21 @@ def test_each_threshold_shows_fewer_answers_and_counts_the_right_ones():
 def test_an_answer_without_a_confidence_is_shown_at_every_threshold():
     [case] = [case_of(row(None))]
     assert coverage_point([case], 0.95).count == 1
+
+
+def test_each_case_reads_as_what_its_analyst_saw_at_the_threshold():
+    from review.evaluation.selective import ANSWER, ASK_BACK, LOW_CONFIDENCE, REFUSED, outcome_at
+
+    seen = [outcome_at(r, 0.5) for r in ROWS]
+    assert [(o.shown_as, o.right) for o in seen] == [
+        (ANSWER, True),
+        (ANSWER, False),  # the wrong sentences, shown as an answer
+        (ANSWER, False),  # an unanswerable question answered
+        (LOW_CONFIDENCE, False),  # held back: refusing an answerable question is not right ...
+        (REFUSED, True),
+        (ASK_BACK, False),
+    ]
+    assert seen[3].answer_right is True  # ... and the page says the answer held back was right
+    assert all(o.answer_right is None for o in seen if o.shown_as != LOW_CONFIDENCE)
+    # The column agrees with the curve: the answers it shows are the curve's count at the threshold.
+    assert sum(o.shown_as == ANSWER for o in seen) == coverage_point([case_of(r) for r in ROWS], 0.5).count
