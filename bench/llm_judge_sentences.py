@@ -24,6 +24,7 @@ AUCs with a paired bootstrap (by question) of combination minus today's signal.
     QA_LLM_THREADS=1 nice -n 15 .venv/bin/python -m bench.llm_judge_sentences collect --minutes 40 \\
         --model var/models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf
     .venv/bin/python -m bench.llm_judge_sentences report --json bench/results/llm_judge_sentences.json
+    .venv/bin/python -m bench.llm_judge_sentences readers   # the shipped readers on the same relevance rows
 
 ``collect`` judges the rows in one fixed random order (seed 28, relevance and support alternating), one
 JSON line each appended to var/llm_judge/sentences.jsonl, and stops at ``--minutes``, so a run that is
@@ -291,6 +292,44 @@ def _veto_figures(rows: list[dict]) -> dict:
     return out
 
 
+def readers(args) -> dict:
+    """The shipped readers as judges of the same answer sentences, beside today's relation score:
+    the passage reader's P(the sentence states the answer), read on the sentence alone under its
+    document's title, and the span reader's best span margin over no answer. The passage reader was
+    trained on CLAPNQ-dev and SQuAD 2.0 (its ``trained_on``): on the CLAPNQ-dev rows it is not held out."""
+    from qa.pipeline.reading.reader import PassageReader, SpanReader
+
+    rows = json.loads(ROWS.read_text())["relevance"]
+    passage, span = PassageReader(threads=1), SpanReader(threads=1)
+    started = time.perf_counter()
+    for r in rows:
+        r["reader"] = passage.read(r["question"], [(r["title"], [r["text"]])])[0]
+        r["span"] = span.span_scores(r["question"], [r["text"]])[0][2]
+    seconds = (time.perf_counter() - started) / max(len(rows), 1)
+    result: dict = {"seconds_per_sentence_both": round(seconds, 4)}
+    for name in ("genre", "clapnq-dev"):
+        part = [r for r in rows if r["set"] == name]
+        gold = np.array([r["gold"] for r in part], dtype=bool)
+        ids = [r["id"] for r in part]
+        today = np.array([r["score"] for r in part])
+        scores = {
+            "reader": np.array([r["reader"] for r in part]),
+            "span": np.array([r["span"] for r in part]),
+            "today + reader": np.array([0.5 * r["score"] + 0.5 * r["reader"] for r in part]),
+        }
+        entry = {"rows": len(part), "gold": int(gold.sum()), "auc_today": round(auc(today, gold), 4)}
+        for key, values in scores.items():
+            entry[key] = {
+                "auc": round(auc(values, gold), 4),
+                "minus_today_bootstrap_95": _bootstrap(ids, gold, values, today),
+            }
+        result[name] = entry
+    print(json.dumps(result, indent=1))
+    if args.json:
+        Path(args.json).write_text(json.dumps(result, indent=1) + "\n")
+    return result
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m bench.llm_judge_sentences", description=__doc__.split("\n\n")[0]
@@ -303,8 +342,10 @@ def main(argv: list[str] | None = None) -> None:
     r = sub.add_parser("report")
     r.add_argument("--model", default=str(DEFAULT_MODEL))
     r.add_argument("--json", default=str(RESULTS))
+    d = sub.add_parser("readers")
+    d.add_argument("--json", default=str(RESULTS.with_name("sentence_readers.json")))
     args = parser.parse_args(argv)
-    {"rows": make_rows, "collect": collect, "report": report}[args.phase](args)
+    {"rows": make_rows, "collect": collect, "report": report, "readers": readers}[args.phase](args)
 
 
 if __name__ == "__main__":
