@@ -30,6 +30,7 @@ import numpy as np
 from qa.pipeline.checks.llm_judge import JUDGE_NAMES, JudgeVerdict, PassageJudge, judge_inputs
 from qa.pipeline.checks.reply_rules import (
     AMOUNT_UNSTATED,
+    FIGURE_UNSTATED,
     OVERVIEW,
     PART_UNSTATED,
     TOO_LITTLE_NAMED,
@@ -345,6 +346,10 @@ def hard_rule(
                 f"no relevant sentence states the {wanted} of {part!r}" for part, wanted in unstated
             )
             return PART_UNSTATED, PARTIAL_ANSWER, reason, tuple(part for part, _ in unstated)
+    if signals.type_missing and analysis.measure and FIGURE_UNSTATED not in rules_off:
+        measure = ", ".join(sorted(analysis.measure))
+        reason = f"the question asks for a figure ({measure}) no relevant sentence states"
+        return FIGURE_UNSTATED, UNANSWERABLE, reason, (measure,)
     return None
 
 
@@ -470,12 +475,6 @@ class SignalAnswerability:
             )
         kind = ANSWERABLE if probability >= self.threshold else UNANSWERABLE
         reason = f"p(answerable) {probability:.3f} {'>=' if kind == ANSWERABLE else '<'} {self.threshold:.3f}"
-        if kind == UNANSWERABLE and signals.type_missing and analysis.measure:
-            # The model decides; the signal that no sentence states a figure of the kind asked for
-            # says why in plain words. (As a rule overriding the model it changed no reply on the
-            # tuning suite and was deleted: docs/reply.md.)
-            measure = ", ".join(sorted(analysis.measure))
-            reason = f"the question asks for a figure ({measure}) no relevant sentence states ({reason})"
         if judged is not None and judged.p_yes is not None:
             reason += f" (LLM judge P(yes) {judged.p_yes:.3f})"
         return AnswerabilityVerdict(kind, probability, reason, "signals", signals, llm_judge=judged)

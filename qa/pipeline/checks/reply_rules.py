@@ -250,6 +250,7 @@ class VerdictRule:
 TOO_LITTLE_NAMED = "too_little_named"
 AMOUNT_UNSTATED = "amount_unstated"
 PART_UNSTATED = "part_unstated"
+FIGURE_UNSTATED = "figure_unstated"
 OVERVIEW = "overview_named"
 VERDICT_RULES: tuple[VerdictRule, ...] = (
     VerdictRule(
@@ -271,6 +272,13 @@ VERDICT_RULES: tuple[VerdictRule, ...] = (
         ("question parts", "top sentences"),
         "partial",
         "A part of a question in parts asking for a person or named figure no relevant sentence states.",
+    ),
+    VerdictRule(
+        FIGURE_UNSTATED,
+        ("measure asked", "figures stated"),
+        "unanswerable",
+        "A question asking for a measure (a figure of some kind) when no relevant sentence states a "
+        "figure of that kind.",
     ),
     VerdictRule(
         OVERVIEW,
