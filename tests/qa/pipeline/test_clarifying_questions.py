@@ -148,3 +148,24 @@ def test_a_plural_thing_is_asked_for_as_them():
         asked.question
         == "Which guidelines do you mean? Please name the guidelines, so the search can find them."
     )
+
+
+WALLS = ranked(
+    make_passage("walls/berlin", ["The Berlin Wall came down in November 1989."], title="The Berlin Wall"),
+    make_passage("walls/china", ["The Great Wall was built over many centuries."], title="The Great Wall"),
+)
+EARLIER = [("Which landmarks draw the most visitors?", "Several do, in many countries.")]
+
+
+@pytest.mark.parametrize(("history", "asked_back"), [
+    ((), False),  # a first question: "the wall" is what the asker takes as known
+    (EARLIER, True),  # a follow-up that names no wall before: the documents give a choice of two
+])  # fmt: skip
+def test_the_x_asks_which_only_in_a_conversation_not_in_a_first_question(history, asked_back):
+    question = "When did the wall come down?"
+    turn = conversation.rewrite(question, history)
+    assert turn.definite == ("the wall",)
+    asked = clarification(question, turn, WALLS)
+    assert (asked is not None) == asked_back
+    if asked_back:
+        assert asked.question.startswith("Which wall do you mean?") and "Berlin Wall" in asked.question
