@@ -38,6 +38,7 @@ class AnswerConfig:
     extractive_same_time: bool = False  # no sentence naming only other times than the question's
     extractive_padding_floor: float = 0.0  # a sentence pads the answer to its minimum only this relevant
     extractive_question_shape: bool = False  # each part of a question in parts gets its sentence
+    extractive_focus_section: bool = False  # sentences join only from the best sentence's section
     # A sentence's section path (the headings above it) counts as part of it in relevance: "Yes."
     # answers the FAQ entry "Is zlib thread-safe?" it sits under.
     extractive_section_context: bool = True

@@ -139,6 +139,10 @@ class ExtractiveSettings:
     # titles first, then the names held): the highest point "in Oman" is not Nepal's Mount Everest.
     # A window where no document holds them gives no sentence, so the next window is read.
     subject_documents: bool = False
+    # Sentences join the answer only from the section of its best sentence (a document's headings,
+    # ``SourceSentence.section``): "What uid does the postgres user have?" is not answered with the
+    # uids of the sections about other users. A document without headings is one section.
+    focus_section: bool = False
 
 
 class ExtractiveGenerator:
@@ -267,6 +271,8 @@ class ExtractiveGenerator:
             if period is not None and about_another_time(candidates[i].text, period):
                 continue
             if only_document is not None and candidates[i].document_id != only_document:
+                continue
+            if settings.focus_section and not _same_section(candidates[i], candidates[chosen[0]]):
                 continue
             relevant = scores[i] >= settings.relative_floor * best
             padding = (
@@ -439,6 +445,10 @@ def _best_for_parts(question: str, order: Sequence[int], relevance: _Relevance) 
         if sharing:
             found.append(max(sharing, key=lambda i: scores[i]))
     return list(dict.fromkeys(found))
+
+
+def _same_section(sentence: SourceSentence, best: SourceSentence) -> bool:
+    return sentence.document_id == best.document_id and sentence.section == best.section
 
 
 def _years(text: str) -> set[str]:

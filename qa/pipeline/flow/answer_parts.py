@@ -73,6 +73,7 @@ def build_generator(config: AnswerConfig, embedder: Embedder, llm: LLM | None) -
                 same_time=config.extractive_same_time,
                 padding_floor=config.extractive_padding_floor,
                 question_shape=config.extractive_question_shape,
+                focus_section=config.extractive_focus_section,
                 section_context=config.extractive_section_context,
                 subject_documents=config.subject_documents,
             ),

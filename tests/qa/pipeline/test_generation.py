@@ -488,3 +488,38 @@ def test_a_sentence_that_continues_the_one_before_is_read_with_it():
     in_context = extractive(context_weight=0.4, **settings).generate(question, ranked(bell))
     assert "weather" in " ".join(s.text for s in alone.sentences)
     assert [s.text for s in in_context.sentences] == [bell.sentences[1].text, bell.sentences[2].text]
+
+
+def _in_sections(document_id: str, sections: dict[str, list[str]]):
+    """One passage whose sentences sit under the given headings (as a parsed upload's do)."""
+    from dataclasses import replace
+
+    texts = [text for lines in sections.values() for text in lines]
+    headings = [heading for heading, lines in sections.items() for _ in lines]
+    passage = make_passage(document_id, texts, title="Users and Groups")
+    sentences = tuple(replace(s, section=h) for s, h in zip(passage.sentences, headings, strict=True))
+    return replace(passage, sentences=sentences)
+
+
+USERS = _in_sections(
+    "debian/users",
+    {
+        "Users > postgres": ["Postgresql databases are owned by the postgres user and group."],
+        "Users > gnats": ["The gnats user had uid 41 before gnats was removed."],
+        "Users > operator": ["The operator user had uid 37 on older systems."],
+    },
+)
+
+
+@pytest.mark.parametrize(("focus_section", "quoted"), [
+    (True, ["Postgresql databases are owned by the postgres user and group."]),
+    (False, ["Postgresql databases are owned by the postgres user and group.",
+             "The gnats user had uid 41 before gnats was removed.",
+             "The operator user had uid 37 on older systems."]),
+])  # fmt: skip
+def test_an_answer_about_one_section_quotes_no_other_sections_sentences(focus_section, quoted):
+    # Seen on the genre set: "What uid does the postgres user have?" quoted other users' uids.
+    draft = extractive(focus_section=focus_section, min_sentences=1, relative_floor=0.1).generate(
+        "What uid does the postgres user have?", ranked(USERS)
+    )
+    assert [s.text for s in draft.sentences] == quoted
