@@ -60,12 +60,15 @@ def risk_coverage(
 
 # What the analyst saw for one case at the run preset's threshold (docs/reply.md, "The outcomes").
 ANSWER, LOW_CONFIDENCE, REFUSED, ASK_BACK = "answer", "low confidence", "refused", "asked back"
+NOT_SCORED = "not scored"  # a case with no metrics (it failed, or was stored before they existed)
 
 
 @dataclass(frozen=True)
 class CaseOutcome:
-    shown_as: str  # ANSWER, LOW_CONFIDENCE, REFUSED or ASK_BACK
-    right: bool  # the reply is right: a right answer shown, or a refusal of an unanswerable question
+    shown_as: str  # ANSWER, LOW_CONFIDENCE, REFUSED, ASK_BACK or NOT_SCORED
+    # The reply is right: a right answer shown, or a refusal of an unanswerable question (None: not
+    # scored).
+    right: bool | None
     # For a low-confidence answer: whether the answer itself would have been right (the threshold
     # withheld a right answer, or kept a wrong one from being shown as one).
     answer_right: bool | None = None
@@ -76,6 +79,8 @@ def outcome_at(row: Mapping, threshold: float) -> CaseOutcome:
     counts it: an answer shown is right when answerable with citation F1 >= 0.5; a refusal or a
     question back is right when the question is unanswerable; a low-confidence answer is not shown
     as an answer, so it is right where refusing would have been."""
+    if "refused" not in row or "answerable" not in row:
+        return CaseOutcome(NOT_SCORED, None)
     case = case_of(row)
     if row.get("kind") == "underspecified":
         return CaseOutcome(ASK_BACK, not row["answerable"])

@@ -56,3 +56,9 @@ def test_each_case_reads_as_what_its_analyst_saw_at_the_threshold():
     assert all(o.answer_right is None for o in seen if o.shown_as != LOW_CONFIDENCE)
     # The column agrees with the curve: the answers it shows are the curve's count at the threshold.
     assert sum(o.shown_as == ANSWER for o in seen) == coverage_point([case_of(r) for r in ROWS], 0.5).count
+
+
+def test_a_case_without_metrics_reads_as_not_scored_with_no_mark():
+    from review.evaluation.selective import NOT_SCORED, outcome_at
+
+    assert (outcome_at({}, 0.5).shown_as, outcome_at({}, 0.5).right) == (NOT_SCORED, None)
