@@ -48,16 +48,12 @@ def summary(rows: list[dict]) -> dict[str, float]:
 
 
 def genre_rows(config) -> list[dict]:
-    from bench.genre import genre_pipeline, genre_sentences, load_questions, score
-    from qa.pipeline.flow.runner import answer_question
+    from bench.genre import genre_answers, score
 
-    pipeline, index, _ = genre_pipeline(config)
-    sentences = genre_sentences(index)
     rows = []
-    for question in load_questions():
-        answer = answer_question(question.question, pipeline=pipeline).answer
-        outcome = score(question, answer, sentences)
-        cited = len(answer.cited_sentences) if outcome.answered else 0
+    for question, run, sentences, _ in genre_answers(config):
+        outcome = score(question, run.answer, sentences)
+        cited = len(run.answer.cited_sentences) if outcome.answered else 0
         rows.append({"id": question.id, "answerable": question.answerable, "shown": outcome.answered,
                      "f1": outcome.f1, "cited": cited})  # fmt: skip
     return rows

@@ -173,6 +173,17 @@ def genre_sentences(index) -> list:
     return [s for passage in index.passages("document") for s in passage.sentences]
 
 
+def genre_answers(config, *, llm=None):
+    """Each genre question with ``config``'s run over the genre documents, the documents' sentences
+    and the embedder (the loop bench.answer_length and bench.sentence_relation read)."""
+    from qa.pipeline.flow.runner import answer_question
+
+    pipeline, index, embedder = genre_pipeline(config, llm=llm)
+    sentences = genre_sentences(index)
+    for question in load_questions():
+        yield question, answer_question(question.question, pipeline=pipeline), sentences, embedder
+
+
 def run_genre(
     config,
     *,

@@ -65,18 +65,14 @@ def _rows(question_id: str, question: str, answer, gold: set[str], embedder) -> 
 
 
 def genre_rows(config) -> list[dict]:
-    from bench.genre import genre_pipeline, genre_sentences, gold_sentence_ids, load_questions
-    from qa.pipeline.flow.runner import answer_question
+    from bench.genre import genre_answers, gold_sentence_ids
     from review.evaluation.predictions import evidence_key
 
-    pipeline, index, embedder = genre_pipeline(config)
-    sentences = genre_sentences(index)
     rows = []
-    for question in load_questions():
-        answer = answer_question(question.question, pipeline=pipeline).answer
+    for question, run, sentences, embedder in genre_answers(config):
         ids = gold_sentence_ids(question, sentences) if question.answerable else set()
         gold = {evidence_key(s.document_id, s.label) for s in sentences if s.id in ids}
-        rows += _rows(question.id, question.question, answer, gold, embedder)
+        rows += _rows(question.id, question.question, run.answer, gold, embedder)
     return rows
 
 
