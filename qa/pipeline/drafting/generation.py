@@ -1,5 +1,5 @@
-"""Draft answers: extractive (no LLM) or LLM-written with parsed citation ids
-(``generation_output`` parses the LLM's reply).
+"""Draft answers: the ``Draft`` every generator returns, and the extractive generator (no LLM);
+the LLM-written draft is ``llm_generation.LLMGenerator`` (``generation_output`` parses its reply).
 
 A generator returns a ``Draft``: sentences with the source sentences they cite,
 plus what the trace needs (prompt, raw output, dropped citation ids). Citation
@@ -29,7 +29,7 @@ from qa.pipeline.core.lexicon import (
     THIRD_PERSON_PRONOUNS,
     alternation,
 )
-from qa.pipeline.core.protocols import LLM, Embedder
+from qa.pipeline.core.protocols import Embedder
 from qa.pipeline.core.text import (
     QuantitySlot,
     content_words,
@@ -45,8 +45,7 @@ from qa.pipeline.core.text import (
     years_named,
 )
 from qa.pipeline.core.types import ScoredPassage, SourceSentence
-from qa.pipeline.drafting.generation_output import parse_generation_output
-from qa.pipeline.drafting.prompts import generation_messages, looks_like_instruction, number_context
+from qa.pipeline.drafting.prompts import looks_like_instruction
 from qa.pipeline.reading.questions import slot_states_amount
 from qa.pipeline.reading.subjects import documents_on_subject, question_names
 
@@ -86,7 +85,7 @@ class Generator(Protocol):
     def generate(self, question: str, passages: Sequence[ScoredPassage]) -> Draft: ...
 
 
-def _passage_sentences(passages: Sequence[ScoredPassage]) -> list[SourceSentence]:
+def passage_sentences(passages: Sequence[ScoredPassage]) -> list[SourceSentence]:
     return unique_sentences([p.passage.sentences for p in passages])
 
 
@@ -165,7 +164,7 @@ class ExtractiveGenerator:
         self.settings = settings
 
     def generate(self, question: str, passages: Sequence[ScoredPassage]) -> Draft:
-        context = _passage_sentences(passages)
+        context = passage_sentences(passages)
         # Instruction-like sentences are an attack, never evidence; headings and
         # "Section: Subsection:" stubs carry no answer.
         usable = [s for s in context if not looks_like_instruction(s.text)]
@@ -176,7 +175,7 @@ class ExtractiveGenerator:
         if on_subject is not None:
             candidates = [s for s in candidates if s.document_id in on_subject]
             if not candidates:
-                return Draft((), tuple(context), notes=(_no_subject_note(question),))
+                return Draft((), tuple(context), notes=(no_subject_note(question),))
 
         relevance = self._relevance(question, candidates)
         scores = relevance.scores
@@ -362,7 +361,7 @@ class ExtractiveGenerator:
         return False
 
 
-def _no_subject_note(question: str) -> str:
+def no_subject_note(question: str) -> str:
     return f"no document of this window names {', '.join(sorted(question_names(question)))}"
 
 
@@ -542,64 +541,3 @@ def overlap_generator(embedder: Embedder, *, sentences: int = 3) -> ExtractiveGe
             weighted_overlap=False,
         ),
     )
-
-
-class LLMGenerator:
-    """Asks the LLM for a cited answer over the passages' numbered sentences.
-
-    Long passages (whole Factbook entries) are cut to ``max_context_sentences``
-    most question-relevant sentences, kept in document order, because prompt
-    length dominates local-model latency.
-    """
-
-    def __init__(
-        self,
-        llm: LLM,
-        *,
-        embedder: Embedder | None = None,
-        max_context_sentences: int = 60,
-        max_tokens: int = 400,
-        max_sentences: int = 6,
-        subject_documents: bool = False,
-    ) -> None:
-        self.llm = llm
-        self.subject_documents = subject_documents  # as ``ExtractiveSettings.subject_documents``
-        self.embedder = embedder
-        self.max_context_sentences = max_context_sentences
-        self.max_tokens = max_tokens
-        self.max_sentences = max_sentences
-
-    def generate(self, question: str, passages: Sequence[ScoredPassage]) -> Draft:
-        sentences = _passage_sentences(passages)
-        on_subject = documents_on_subject(question, sentences) if self.subject_documents else None
-        if on_subject is not None:
-            sentences = [s for s in sentences if s.document_id in on_subject]
-            if not sentences:
-                return Draft((), (), notes=(_no_subject_note(question),))
-        sentences = self._fit_context(question, sentences)
-        if not sentences:
-            return Draft((), (), reason=NO_EVIDENCE, notes=("no evidence sentences",))
-        context = number_context(sentences)
-        messages = generation_messages(question, context)
-        raw = self.llm.complete(messages, temperature=0.0, max_tokens=self.max_tokens)
-        parsed = parse_generation_output(raw, context, max_sentences=self.max_sentences)
-        return Draft(
-            sentences=tuple(DraftSentence(text, cited) for text, cited in parsed.sentences),
-            context=context.sentences,
-            reason=GENERATOR_DECLINED if parsed.refused else "",
-            prompt=tuple(messages),
-            raw_output=raw,
-            dropped_citation_ids=parsed.dropped_ids,
-            notes=parsed.notes,
-        )
-
-    def _fit_context(self, question: str, sentences: list[SourceSentence]) -> list[SourceSentence]:
-        if len(sentences) <= self.max_context_sentences:
-            return sentences
-        question_words = content_words(question)
-        relevance = np.array([len(question_words & content_words(s.text)) for s in sentences], dtype=float)
-        if self.embedder is not None:
-            vectors = np.asarray(self.embedder.encode([question] + [s.text for s in sentences]))
-            relevance = relevance / max(len(question_words), 1) + cosine_matrix(vectors[:1], vectors[1:])[0]
-        keep = set(np.argsort(-relevance, kind="stable")[: self.max_context_sentences].tolist())
-        return [s for i, s in enumerate(sentences) if i in keep]

@@ -1,5 +1,5 @@
 """Parsing an LLM's cited answer: free text (ids in brackets, bunched at the end, list markers,
-preambles, JSON) into sentences with the source sentences they cite. ``generation.LLMGenerator``
+preambles, JSON) into sentences with the source sentences they cite. ``llm_generation.LLMGenerator``
 reads its model's reply with ``parse_generation_output``."""
 
 from __future__ import annotations

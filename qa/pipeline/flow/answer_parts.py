@@ -18,9 +18,9 @@ from qa.pipeline.drafting.generation import (
     ExtractiveGenerator,
     ExtractiveSettings,
     Generator,
-    LLMGenerator,
     overlap_generator,
 )
+from qa.pipeline.drafting.llm_generation import LLMGenerator
 
 
 @dataclass(frozen=True)

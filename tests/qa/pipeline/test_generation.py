@@ -12,9 +12,9 @@ from qa.pipeline.drafting.generation import (
     NOTHING_RELEVANT,
     ExtractiveGenerator,
     ExtractiveSettings,
-    LLMGenerator,
 )
 from qa.pipeline.drafting.generation_output import parse_generation_output
+from qa.pipeline.drafting.llm_generation import LLMGenerator
 from qa.pipeline.drafting.prompts import (
     DATA_CLOSE,
     DATA_OPEN,

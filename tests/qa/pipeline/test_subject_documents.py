@@ -18,7 +18,7 @@ from dataclasses import replace
 import pytest
 
 from qa.pipeline.config.presets import get_preset
-from qa.pipeline.drafting.generation import LLMGenerator
+from qa.pipeline.drafting.llm_generation import LLMGenerator
 from qa.pipeline.flow.answer_parts import build_answer_parts, build_generator
 from qa.pipeline.flow.answering import answer_from_ranking
 from qa.pipeline.reading.subjects import documents_on_subject, question_names
