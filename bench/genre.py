@@ -1,6 +1,6 @@
 """The genre set: real FAQs, licences, a manual page and a reference page, with written questions.
 
-    .venv/bin/python -m bench.genre [--preset default] [--set FIELD=VALUE ...] [--show]
+    .venv/bin/python -m bench.genre [--part heldout] [--preset default] [--set FIELD=VALUE ...] [--show]
 
 bench/genre/ holds seven documents of kinds analysts upload and the demo corpus does not cover
 (copied from Debian's /usr/share/doc and /usr/share/common-licenses; sources and licences in
@@ -8,6 +8,11 @@ bench/genre/SOURCE.md) and 42 questions written for them: 28 answerable, each wi
 sentences that answer it, and 14 on the same subjects that no document answers. Every file is
 parsed as an upload is (``documents.parsing.parse_bytes``) and the preset answers in memory with
 the bundled embedding model (no cross-encoder; no LLM unless ``--llm local``).
+
+That is the tuning part: answering's settings were chosen on it. ``--part heldout`` answers the
+held-out part instead, bench/genre/heldout/: five other documents (an FAQ, a README, a licence, a
+manual page's notes, a security policy) and 45 questions written for them before any answer to
+them was seen; nothing is tuned on it, so it shows what a user's own documents would get.
 
 Printed, per question and in all:
   answered       answerable questions answered (not refused, not asked back)
@@ -31,6 +36,8 @@ from pathlib import Path
 from qa.pipeline.core import roles
 
 GENRE_DIR = Path(__file__).resolve().parent / "genre"
+# The tuning part (answering's settings were chosen on it) and the held-out part (never tuned on).
+PARTS = {"tuning": GENRE_DIR, "heldout": GENRE_DIR / "heldout"}
 
 
 @dataclass(frozen=True)
@@ -41,9 +48,9 @@ class GenreQuestion:
     evidence: tuple[str, ...]
 
 
-def load_questions(path: Path = GENRE_DIR / "questions.jsonl") -> list[GenreQuestion]:
+def load_questions(part: str = "tuning") -> list[GenreQuestion]:
     questions = []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in (PARTS[part] / "questions.jsonl").read_text(encoding="utf-8").splitlines():
         if line.strip():
             row = json.loads(line)
             questions.append(
@@ -52,11 +59,11 @@ def load_questions(path: Path = GENRE_DIR / "questions.jsonl") -> list[GenreQues
     return questions
 
 
-def load_documents(directory: Path = GENRE_DIR / "documents") -> list:
+def load_documents(part: str = "tuning") -> list:
     from documents.parsing import parse_bytes
 
     documents = []
-    for path in sorted(directory.iterdir()):
+    for path in sorted((PARTS[part] / "documents").iterdir()):
         documents.extend(parse_bytes(path.read_bytes(), path.name))
     return documents
 
@@ -127,11 +134,11 @@ def summarize(outcomes: Sequence[Outcome]) -> dict[str, float]:
     }
 
 
-def framing_texts() -> frozenset[str]:
-    """The flattened texts of every heading, title and question of the genre documents, as parsed."""
+def framing_texts(part: str = "tuning") -> frozenset[str]:
+    """The flattened texts of every heading, title and question of one part's documents, as parsed."""
     return frozenset(
         _bare(s.text)
-        for document in load_documents()
+        for document in load_documents(part)
         for s in document.sentences
         if roles.frames_content(getattr(s, "role", ""), s.text)
     )
@@ -156,15 +163,15 @@ def switch_off_structure_rules(names: Sequence[str]) -> None:
                 setattr(module, STRUCTURE_RULES[name], 0)
 
 
-def genre_pipeline(config, *, section_headers: bool = False, llm=None):
-    """The preset's pipeline over the genre documents, in memory with the bundled embedding model
-    (and ``llm`` where given: the presets that ask for one); with its index and embedder."""
+def genre_pipeline(config, *, section_headers: bool = False, llm=None, part: str = "tuning"):
+    """The preset's pipeline over one part's genre documents, in memory with the bundled embedding
+    model (and ``llm`` where given: the presets that ask for one); with its index and embedder."""
     from qa.pipeline.flow.factory import ModelClients, build_pipeline
     from qa.pipeline.search.embedding import SentenceTransformerEmbedder
     from qa.pipeline.search.memory_index import InMemoryCorpusIndex
 
     embedder = SentenceTransformerEmbedder()
-    index = InMemoryCorpusIndex(load_documents(), embedder, section_headers=section_headers)
+    index = InMemoryCorpusIndex(load_documents(part), embedder, section_headers=section_headers)
     clients = ModelClients(embedder=embedder, llm=llm)
     return build_pipeline(config, index=index, clients=clients), index, embedder
 
@@ -173,14 +180,14 @@ def genre_sentences(index) -> list:
     return [s for passage in index.passages("document") for s in passage.sentences]
 
 
-def genre_answers(config, *, llm=None):
-    """Each genre question with ``config``'s run over the genre documents, the documents' sentences
-    and the embedder (the loop bench.answer_length and bench.sentence_relation read)."""
+def genre_answers(config, *, llm=None, part: str = "tuning"):
+    """Each genre question of ``part`` with ``config``'s run over its documents, the documents'
+    sentences and the embedder (the loop bench.answer_length and bench.sentence_relation read)."""
     from qa.pipeline.flow.runner import answer_question
 
-    pipeline, index, embedder = genre_pipeline(config, llm=llm)
+    pipeline, index, embedder = genre_pipeline(config, llm=llm, part=part)
     sentences = genre_sentences(index)
-    for question in load_questions():
+    for question in load_questions(part):
         yield question, answer_question(question.question, pipeline=pipeline), sentences, embedder
 
 
@@ -191,13 +198,14 @@ def run_genre(
     framing: frozenset[str] = frozenset(),
     section_headers: bool = False,
     llm=None,
+    part: str = "tuning",
 ) -> dict[str, float]:
     from qa.pipeline.flow.runner import answer_question
 
-    pipeline, index, _ = genre_pipeline(config, section_headers=section_headers, llm=llm)
+    pipeline, index, _ = genre_pipeline(config, section_headers=section_headers, llm=llm, part=part)
     sentences = genre_sentences(index)
     outcomes, ranks = [], []
-    for question in load_questions():
+    for question in load_questions(part):
         run = answer_question(question.question, pipeline=pipeline)
         answer = run.answer
         if question.answerable:
@@ -230,6 +238,9 @@ def main(argv: list[str] | None = None) -> None:
     from qa.pipeline.config.presets import get_preset
 
     parser = argparse.ArgumentParser(prog="python -m bench.genre", description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--part", choices=sorted(PARTS), default="tuning", help="heldout: the documents nothing was tuned on"
+    )
     parser.add_argument("--preset", default="default")
     parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE")
     parser.add_argument("--show", action="store_true", help="print every question and answer")
@@ -256,19 +267,16 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     switch_off_structure_rules(args.structure_off)
     if args.write_framing:
-        args.write_framing.write_text(json.dumps(sorted(framing_texts()), indent=1))
+        args.write_framing.write_text(json.dumps(sorted(framing_texts(args.part)), indent=1))
         return
     framing = frozenset(json.loads(args.framing_texts.read_text())) if args.framing_texts else frozenset()
     config = with_overrides(get_preset(args.preset), args.set)
     llm = local_llm() if args.llm == "local" else None
     summary = run_genre(
-        config, show=args.show, framing=framing, section_headers=args.section_headers, llm=llm
+        config, show=args.show, framing=framing, section_headers=args.section_headers, llm=llm, part=args.part
     )
-    print(
-        json.dumps(
-            {"preset": args.preset, "set": args.set, "llm": getattr(llm, "name", None), **summary}, indent=2
-        )
-    )
+    shown = {"part": args.part, "preset": args.preset, "set": args.set, "llm": getattr(llm, "name", None)}
+    print(json.dumps({**shown, **summary}, indent=2))
 
 
 if __name__ == "__main__":

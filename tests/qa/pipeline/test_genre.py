@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench.genre import load_documents, load_questions
+from bench.genre import PARTS, load_documents, load_questions
 from qa.pipeline.core import roles
 from qa.pipeline.flow.runner import answer_question
 from tests.qa.pipeline.in_memory import in_memory_pipeline
@@ -64,3 +64,17 @@ def test_a_table_row_is_quoted_whole_with_its_column_headers(genre):
     rows = [c.text for s in answer.sentences for c in s.citations if c.role == roles.TABLE_ROW]
     freebsd = [row for row in rows if "Operating System: FreeBSD" in row]
     assert freebsd and "Support Type: Experimental" in freebsd[0], rows
+
+
+@pytest.mark.parametrize("part", sorted(PARTS))
+def test_every_answerable_genre_question_has_a_gold_sentence_in_its_parsed_documents(part):
+    """The bench scores citations against the sentences holding a question's evidence: a string the
+    parser splits across sentences would leave the question no gold, and score every answer 0."""
+    sentences = [s for document in load_documents(part) for s in document.sentences]
+    flat = [" ".join(s.text.split()) for s in sentences]
+    lacking = [
+        q.id
+        for q in load_questions(part)
+        if q.answerable and not any(" ".join(e.split()) in text for e in q.evidence for text in flat)
+    ]
+    assert lacking == []
