@@ -7,7 +7,8 @@ Each variant is ``default`` with FIELD=VALUE overrides (``|`` joins several); it
 question of the genre set (bench/genre.py) and of CLAPNQ-dev in memory (no database, no LLM) and
 prints, per set: answerable questions answered, answered and correct (citation F1 >= 0.5 against the
 gold sentences), mean citation F1 over the answerable questions, unanswerable questions refused, and
-the mean number of sentences cited by an answer shown. Both sets are tuning sets of issue 26; no
+the mean number of sentences cited by an answer shown. Both sets are tuning sets of issue 26; the
+genre set's held-out part ("heldout") is printed beside them and chosen on by nothing. No
 analyst-bench dev/test or MTRAG-UN test question is read. Writes bench/results/answer_length.json.
 """
 
@@ -47,11 +48,11 @@ def summary(rows: list[dict]) -> dict[str, float]:
     }
 
 
-def genre_rows(config) -> list[dict]:
+def genre_rows(config, part: str = "tuning") -> list[dict]:
     from bench.genre import genre_answers, score
 
     rows = []
-    for question, run, sentences, _ in genre_answers(config):
+    for question, run, sentences, _ in genre_answers(config, part=part):
         outcome = score(question, run.answer, sentences)
         cited = len(run.answer.cited_sentences) if outcome.answered else 0
         rows.append({"id": question.id, "answerable": question.answerable, "shown": outcome.answered,
@@ -89,11 +90,13 @@ def main(argv: list[str] | None = None) -> None:
     for variant in args.variant or VARIANTS:
         config = with_overrides(get_preset("default"), [v for v in variant.split("|") if v])
         started = time.perf_counter()
-        sets = {"genre": summary(genre_rows(config)), "clapnq": summary(clapnq_rows(config))}
+        rows = {"genre": genre_rows(config), "clapnq": clapnq_rows(config)}
+        rows["heldout"] = genre_rows(config, part="heldout")  # reported beside, never chosen on
+        sets = {name: summary(set_rows) for name, set_rows in rows.items()}
         for name, s in sets.items():
             print(f"{variant or 'default':<72} {name:<7} {s['answered']:8.3f} {s['correct']:7.3f} "
                   f"{s['citation_f1']:7.3f} {s['refused']:8.3f} {s['sentences']:10.2f}")  # fmt: skip
-        results[variant or "default"] = {**sets, "seconds": time.perf_counter() - started}
+        results[variant or "default"] = {**sets, "rows": rows, "seconds": time.perf_counter() - started}
     RESULTS.parent.mkdir(exist_ok=True)
     RESULTS.write_text(json.dumps(results, indent=1))
 

@@ -21,7 +21,9 @@ answerable question, a refusal of an unanswerable one; on MTRAG-UN train an answ
 answer for a partial turn and a question back for an underspecified one. Each rule's effect is the
 change in the share of right replies when it is off (negative: the rule helps), with a paired
 bootstrap 95% interval over the sample's questions (the noise). Only train splits and dev sets
-the issue names for tuning are read: never analyst-bench dev/test or MTRAG-UN test.
+the issue names for tuning are read: never analyst-bench dev/test or MTRAG-UN test. The genre set's
+held-out part (``heldout``, bench/genre/heldout/) is measured the same way and reported beside: no
+rule was kept or deleted on it.
 
 Writes bench/results/reply_rules.json.
 """
@@ -100,14 +102,15 @@ def _embedders():
     return corpus, MemoEmbedder(corpus)
 
 
-def genre_sample(config) -> Sample:
+def genre_sample(config, part: str = "tuning") -> Sample:
     from bench.genre import genre_pipeline, load_questions
 
-    _, index, embedder = genre_pipeline(config)
+    _, index, embedder = genre_pipeline(config, part=part)
     cases = [
-        Case(q.id, q.question, "answerable" if q.answerable else "unanswerable") for q in load_questions()
+        Case(q.id, q.question, "answerable" if q.answerable else "unanswerable") for q in load_questions(part)
     ]
-    return Sample("genre", f"all {len(cases)} questions", cases, _answerer(index, embedder))
+    name = "genre" if part == "tuning" else "genre held-out"
+    return Sample(name, f"all {len(cases)} questions", cases, _answerer(index, embedder))
 
 
 def clapnq_sample(every: int) -> Sample:
@@ -307,7 +310,7 @@ def print_table(results: dict) -> None:
     print(" replies with the rule off; [95% paired bootstrap]; *: beyond noise)")
 
 
-SETS = ("genre", "clapnq", "squad2", "analyst", "mtrag")
+SETS = ("genre", "clapnq", "squad2", "analyst", "mtrag", "heldout")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -336,6 +339,7 @@ def main(argv: list[str] | None = None) -> None:
     config = replace(config, answer=replace(config.answer, rules_off=base_off))
     builders = {
         "genre": lambda: genre_sample(config),
+        "heldout": lambda: genre_sample(config, "heldout"),
         "clapnq": lambda: clapnq_sample(args.clapnq_every),
         "squad2": lambda: squad_sample(args.squad_articles, args.squad_questions),
         "analyst": lambda: analyst_sample(args.analyst_distractors),

@@ -201,6 +201,13 @@ PARAMETERS: tuple[Parameter, ...] = (
         minimum=1, maximum=20,
     ),
     Parameter(
+        "max_answer_sentences", "answer", "extractive_max_sentences", int, "Answer sentences at most",
+        "The most source sentences an extractive answer quotes (default 4). Where one sentence "
+        "answers, as in FAQs, READMEs and licences, 3 made more answers right; where answers span "
+        "several sentences it made fewer right (docs/answering.md).",
+        minimum=1, maximum=4,
+    ),
+    Parameter(
         "rules_off", "answer", "rules_off", list, "Reply rules off",
         "Reply rules this preset skips, by name: a rule switched off never decides, so the next one "
         "does (docs/reply.md lists what each rule decides and its measured effect).",

@@ -9,6 +9,8 @@ from __future__ import annotations
 import pytest
 
 from bench.genre import PARTS, load_documents, load_questions
+from qa.pipeline.config.parameters import apply_parameters
+from qa.pipeline.config.presets import get_preset
 from qa.pipeline.core import roles
 from qa.pipeline.flow.runner import answer_question
 from tests.qa.pipeline.in_memory import in_memory_pipeline
@@ -78,3 +80,17 @@ def test_every_answerable_genre_question_has_a_gold_sentence_in_its_parsed_docum
         if q.answerable and not any(" ".join(e.split()) in text for e in q.evidence for text in flat)
     ]
     assert lacking == []
+
+
+def test_a_preset_of_one_sentence_answers_quotes_only_the_row_that_answers():
+    # `default` quotes four sentences of the platform table's section for this question, the FreeBSD
+    # row among them; a team whose documents answer in one sentence sets max_answer_sentences.
+    question = "What support tier does Node.js give to FreeBSD on x64?"
+    documents = load_documents()
+    default = answer_question(question, pipeline=in_memory_pipeline(documents)).answer
+    short = apply_parameters(get_preset("default"), {"max_answer_sentences": 1})
+    answer = answer_question(question, pipeline=in_memory_pipeline(documents, short)).answer
+    assert len(default.sentences) > 1
+    assert [s.text.split(" | ")[:2] for s in answer.sentences] == [
+        ["Operating System: FreeBSD", "Architectures: x64"]
+    ]
