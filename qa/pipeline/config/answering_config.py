@@ -39,6 +39,7 @@ class AnswerConfig:
     extractive_padding_floor: float = 0.0  # a sentence pads the answer to its minimum only this relevant
     extractive_question_shape: bool = False  # each part of a question in parts gets its sentence
     extractive_focus_section: bool = False  # sentences join only from the best sentence's section
+    extractive_section_max_sentences: int = 0  # an answer from under a heading: at most this many (0: max)
     # A sentence's section path (the headings above it) counts as part of it in relevance: "Yes."
     # answers the FAQ entry "Is zlib thread-safe?" it sits under.
     extractive_section_context: bool = True

@@ -202,9 +202,9 @@ PARAMETERS: tuple[Parameter, ...] = (
     ),
     Parameter(
         "max_answer_sentences", "answer", "extractive_max_sentences", int, "Answer sentences at most",
-        "The most source sentences an extractive answer quotes (default 4). Where one sentence "
-        "answers, as in FAQs, READMEs and licences, 3 made more answers right; where answers span "
-        "several sentences it made fewer right (docs/answering.md).",
+        "The most source sentences an extractive answer quotes (default 4; in default an answer from "
+        "under a heading, as in FAQs and READMEs, holds at most 3). Fewer suit documents where one "
+        "sentence answers, more those whose answers span several (docs/answering.md).",
         minimum=1, maximum=4,
     ),
     Parameter(

@@ -74,6 +74,7 @@ def build_generator(config: AnswerConfig, embedder: Embedder, llm: LLM | None) -
                 padding_floor=config.extractive_padding_floor,
                 question_shape=config.extractive_question_shape,
                 focus_section=config.extractive_focus_section,
+                section_max_sentences=config.extractive_section_max_sentences,
                 section_context=config.extractive_section_context,
                 subject_documents=config.subject_documents,
             ),

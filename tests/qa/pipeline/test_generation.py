@@ -523,3 +523,25 @@ def test_an_answer_about_one_section_quotes_no_other_sections_sentences(focus_se
         "What uid does the postgres user have?", ranked(USERS)
     )
     assert [s.text for s in draft.sentences] == quoted
+
+
+PORTS = [
+    "The pg tools manage the server ports of every cluster unless you specify them.",
+    "The first cluster ever created runs on the default port 5432.",
+    "Each new cluster uses the next higher free port of the pg tools.",
+    "Use pg_lsclusters to see which port each cluster runs on.",
+]
+
+
+@pytest.mark.parametrize(("sections", "most"), [
+    ({"Port assignment": PORTS}, 2),  # under a heading: at most section_max_sentences
+    ({"": PORTS}, 4),  # a document without headings: max_sentences
+])  # fmt: skip
+def test_an_answer_from_under_a_heading_holds_at_most_section_max_sentences(sections, most):
+    # Four sentences of a README's "Port assignment" section answered "Which port does the first
+    # cluster run on?", one of them the answer: a section is about one thing.
+    draft = extractive(section_max_sentences=2, relative_floor=0.0).generate(
+        "Which port does the first cluster run on?", ranked(_in_sections("readme/pg", sections))
+    )
+    assert len(draft.sentences) == most
+    assert PORTS[1] in [s.text for s in draft.sentences]
