@@ -144,8 +144,9 @@ class ExtractiveSettings:
     focus_section: bool = False
     # An answer whose best sentence sits under a heading holds at most this many sentences (0: as
     # ``max_sentences``). A section of an FAQ, a README or a licence is about one thing, and one of its
-    # sentences usually answers: four from the "Port assignment" section cited the one naming the port
-    # among three that do not (genre set citation F1 +0.014 [+0.002, +0.029]; docs/answering.md).
+    # sentences usually answers: "Can zlib process more than 4 GB of data?" quoted the FAQ entry's
+    # answer among three more of its sentences (genre set citation F1 +0.014 [+0.002, +0.029];
+    # docs/answering.md).
     section_max_sentences: int = 0
 
 

@@ -538,8 +538,7 @@ PORTS = [
     ({"": PORTS}, 4),  # a document without headings: max_sentences
 ])  # fmt: skip
 def test_an_answer_from_under_a_heading_holds_at_most_section_max_sentences(sections, most):
-    # Four sentences of a README's "Port assignment" section answered "Which port does the first
-    # cluster run on?", one of them the answer: a section is about one thing.
+    # Four sentences of one section answer, one of them the answer: a section is about one thing.
     draft = extractive(section_max_sentences=2, relative_floor=0.0).generate(
         "Which port does the first cluster run on?", ranked(_in_sections("readme/pg", sections))
     )
