@@ -91,7 +91,7 @@ def test_every_answerable_genre_question_has_a_gold_sentence_in_its_parsed_docum
 
 
 def test_a_preset_of_one_sentence_answers_quotes_only_the_row_that_answers():
-    # `default` quotes four sentences of the platform table's section for this question, the FreeBSD
+    # `default` quotes three sentences of the platform table's section for this question, the FreeBSD
     # row among them; a team whose documents answer in one sentence sets max_answer_sentences.
     question = "What support tier does Node.js give to FreeBSD on x64?"
     documents = load_documents()
