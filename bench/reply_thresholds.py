@@ -74,14 +74,10 @@ def clapnq_rows(config, make_row=_row) -> list[dict]:
 def genre_rows(config, make_row=_row, part: str = "tuning") -> list[dict]:
     """One ``make_row(question id, answerable, run, citation F1)`` per question of the genre set's
     ``part``."""
-    from bench.genre import genre_pipeline, genre_sentences, load_questions, score
-    from qa.pipeline.flow.runner import answer_question
+    from bench.genre import genre_answers, score
 
-    pipeline, index, _ = genre_pipeline(config, part=part)
-    sentences = genre_sentences(index)
     rows = []
-    for question in load_questions(part):
-        run = answer_question(question.question, pipeline=pipeline)
+    for question, run, sentences, _ in genre_answers(config, part=part):
         f1 = score(question, run.answer, sentences).f1 if question.answerable else None
         rows.append(make_row(question.id, question.answerable, run, f1))
     return rows
