@@ -138,8 +138,8 @@ def _unanswerable(e: Evidence):
 
 @_rule("missing_words", "before", ("focus words the passages lack", "answerability"), "refuse")
 def _missing_words(e: Evidence):
-    """Refuse when the passages lack several focus words (or a name the question asks about) and
-    answerability is low."""
+    """Refuse when the passages lack a focus word of the question (or a name it asks about) and
+    answerability is low (``turns.refuse_missing``, ``turns.refuse_missing_below``)."""
     return e.missing_refusal if e.lacks_too_much else None
 
 
