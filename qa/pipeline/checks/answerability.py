@@ -292,6 +292,16 @@ class AnswerabilityVerdict:
     def should_answer(self) -> bool:
         return self.kind == ANSWERABLE
 
+    @property
+    def plain_reason(self) -> str:
+        """The reason in plain words, for the answer card: a verdict rule's reason already is one; the
+        model's ("p(answerable) 0.027 < 0.139") is said without its figures, which stay in the trace."""
+        if self.by_rule or self.judge != "signals":
+            return self.reason
+        if self.kind == ANSWERABLE:
+            return "the passages found seem to answer it"
+        return "none of the passages found seems to answer it"
+
     def to_trace(self) -> dict:
         return {
             "kind": self.kind,

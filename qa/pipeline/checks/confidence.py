@@ -117,6 +117,16 @@ class AnswerCheck:
             )
         return f"the answer addresses the question (p {self.probability:.3f})"
 
+    @property
+    def plain_reason(self) -> str:
+        """Why the answer does not address the question, in plain words for the answer card; the
+        probabilities stay in ``reason`` and the trace."""
+        if not self.relevance.addresses:
+            return self.relevance.plain or self.relevance.reason
+        if not self.overview and self.probability < self.threshold:
+            return "the sentences found do not seem to answer the question"
+        return "the answer addresses the question"
+
     def to_trace(self) -> dict:
         return {
             "probability": round(self.probability, 4),

@@ -123,7 +123,10 @@ class AnswerRelevance:
     focus_coverage: float  # share of the question's focus words the answer (or its sources' titles) uses
     type_stated: bool  # an answer sentence states a number/date/name when one is asked for
     addresses: bool
-    reason: str
+    reason: str  # for the trace, with the figures
+    # For the reader when the answer does not address the question, in plain words ("" in runs stored
+    # before it: ``reason`` stands in).
+    plain: str = ""
 
     def to_trace(self) -> dict:
         return {
@@ -183,5 +186,6 @@ def answer_relevance(
         return AnswerRelevance(score, cosine, coverage, False, False, reason)
     if score < min_score:
         reason = f"the answer is off the question (relevance {score:.3f} < {min_score:.3f})"
-        return AnswerRelevance(score, cosine, coverage, type_stated, False, reason)
+        plain = "the sentences found are about something other than the question"
+        return AnswerRelevance(score, cosine, coverage, type_stated, False, reason, plain)
     return AnswerRelevance(score, cosine, coverage, type_stated, True, f"relevance {score:.3f}")

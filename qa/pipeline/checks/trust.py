@@ -151,7 +151,7 @@ def refusal_for(
     verdict: AnswerabilityVerdict, documents: Sequence[str], models: PipelineModels | None = None
 ) -> Answer:
     confidence = refusal_confidence(verdict, models)
-    note = f"Refused ({verdict.kind}): {verdict.reason}."
+    note = f"Refused ({verdict.kind}): {verdict.plain_reason}."
     if confidence.probability is None:
         note += " Confidence: not applicable (the question was not judged against the corpus)."
     return Answer.refusal(note, documents, confidence=confidence.probability)

@@ -323,10 +323,15 @@ def _listed(options: Sequence[str], noun: str = "") -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
-def clarifying_answer(clarify: Clarification, documents: Sequence[str], *, learned: str = "") -> Answer:
-    """``learned``: the turn-kind model's reason when it, not the rules, decided to ask."""
+def clarifying_answer(clarify: Clarification, documents: Sequence[str], *, learned: bool = False) -> Answer:
+    """``learned``: the turn-kind model, not the rules, decided to ask. The note is what the card
+    shows, so it says why in plain words; the model's probabilities are in the trace (the run's
+    ``turn_kind``)."""
     if learned:
-        note = f"Asked to clarify (learned turn-kind model, heuristic signals): {learned}."
+        note = (
+            "Asked to clarify (learned turn-kind model, heuristic signals): this turn could mean more "
+            "than one thing in this conversation."
+        )
     elif clarify.why:
         note = f"Asked to clarify (heuristic): {clarify.why}."
     else:
@@ -569,13 +574,13 @@ def refusal_for_missing(
     )
 
 
-def learned_refusal(
-    verdict, reason: str, documents: Sequence[str], models: PipelineModels | None = None
-) -> Answer:
-    """A refusal the turn-kind model decided (heuristic signals, learned on MTRAG-UN train)."""
+def learned_refusal(verdict, documents: Sequence[str], models: PipelineModels | None = None) -> Answer:
+    """A refusal the turn-kind model decided (heuristic signals, learned on MTRAG-UN train), said in
+    plain words on the card; the model's probabilities and answerability's stay in the trace (the
+    run's ``turn_kind`` and verdict)."""
     return Answer.refusal(
-        f"Refused (learned turn-kind model, heuristic signals): {reason}; answerability "
-        f"{verdict.probability:.2f} ({verdict.reason}).",
+        "Refused (learned turn-kind model, heuristic signals): none of the passages found seems to "
+        "answer this turn of the conversation.",
         documents,
         confidence=(models or default_models())
         .trust.of_refusal(verdict.probability, by_rule=verdict.by_rule)

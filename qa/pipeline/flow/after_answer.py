@@ -127,12 +127,14 @@ def check_refusal(pipeline: Pipeline, trust, check, answer: Answer):
         return None
     confidence = pipeline.models.trust.of_refusal(check.probability)
     refusal = Answer.refusal(
-        f"Refused: {check.reason}.", answer.retrieved_documents, confidence=confidence.probability
+        f"Refused: {check.plain_reason}.", answer.retrieved_documents, confidence=confidence.probability
     )
     return refusal, confidence
 
 
-def clarified(run: PipelineRun, clarify: turns.Clarification, documents, *, learned: str = "") -> PipelineRun:
+def clarified(
+    run: PipelineRun, clarify: turns.Clarification, documents, *, learned: bool = False
+) -> PipelineRun:
     answer = turns.clarifying_answer(clarify, documents, learned=learned)
     return replace(
         run, answering=AnsweringStep(outcome="clarifying question", note=answer.note), answer=answer

@@ -408,7 +408,7 @@ def _learned_turn(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[ScoredP
         clarify = ambiguous or turns.clarifying_question(
             run.question, run.conversation, ranked, models=pipeline.models
         )
-        return after_answer.clarified(run, clarify, documents, learned=decided.reason)
+        return after_answer.clarified(run, clarify, documents, learned=True)
     if ambiguous is not None:
         # The trace shows what decided: the rule, and what the model alone would have done.
         overruled = replace(
@@ -418,7 +418,7 @@ def _learned_turn(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[ScoredP
         )
         return after_answer.clarified(replace(run, turn_kind=overruled), ambiguous, documents)
     if decided.kind == UNANSWERABLE:
-        answer = turns.learned_refusal(verdict, decided.reason, documents, pipeline.models)
+        answer = turns.learned_refusal(verdict, documents, pipeline.models)
         refused = replace(run.trust, confidence=refusal_confidence(verdict, pipeline.models))
         step = AnsweringStep(outcome="refused", note=answer.note)
         return replace(run, trust=refused, answering=step, answer=answer)

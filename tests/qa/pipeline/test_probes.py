@@ -11,6 +11,7 @@ Dominica's colonial history.
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,8 @@ from qa.pipeline.flow.runner import answer_question
 from tests.qa.pipeline.in_memory import in_memory_pipeline
 
 DEMO = Path(__file__).resolve().parents[3] / "documents" / "demo_corpus"
+# A probability as the trace writes one ("p(answerable) 0.085 < 0.139").
+PROBABILITY = re.compile(r"\b[01]\.\d{3}\b")
 
 UNSTATED = [
     "What is the unemployment rate in Westmere?",
@@ -67,9 +70,20 @@ def test_on_topic_question_for_an_unstated_fact_is_refused(demo, question):
     answer, run = ask(demo, question)
     assert answer.refused, f"answered {question!r} with {answer.text!r}"
     assert answer.note.startswith("Refused")
+    # The note is the reason the answer card shows: plain words, the probabilities stay in the trace.
+    assert not PROBABILITY.search(answer.note), answer.note
     # That refusing is right, calibrated: never shown as a certain 100%.
     assert answer.confidence is not None and 0.0 < answer.confidence <= 0.99
     assert run.trust.confidence.probability == answer.confidence
+
+
+def test_a_refusal_the_model_decides_is_said_in_plain_words_with_its_figures_in_the_trace(demo):
+    # The card showed "Refused (unanswerable): p(answerable) 0.085 < 0.139."
+    answer, run = ask(demo, "Who founded the Harbor Authority of Westmere?")
+    verdict = run.trust.answerability
+    assert answer.refused and not verdict.by_rule
+    assert answer.note == "Refused (unanswerable): none of the passages found seems to answer it."
+    assert PROBABILITY.search(verdict.to_trace()["reason"])
 
 
 def test_a_question_too_vague_to_search_gets_a_clarifying_question(demo):
