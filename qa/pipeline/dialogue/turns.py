@@ -543,8 +543,46 @@ def without_parts(question: str, missing: Sequence[str]) -> str:
     return re.sub(r"\s+([?.!,])", r"\1", " ".join(question.split())) if parts else question
 
 
-def partial_answer(answer: Answer, missing: Sequence[str]) -> Answer:
-    """The answer with a last sentence naming what the sources do not cover."""
+def as_written(question: str, missing: Sequence[str]) -> tuple[str, ...]:
+    """What the sources lack, in the question's own words, in its order: each missing word as the
+    question writes it ("Zstandard", "macOS", "Node.js"), words next to each other that are both
+    missing as one phrase ("cure period", not 'cure', 'period'), and a capitalised word with the
+    capitalised words or numbers beside it, the name it is part of ("Raspberry Pi" for 'raspberry').
+    A part of a question in parts (several words) and a word the question does not hold are kept as
+    they are, after the rest."""
+    wanted = {m.lower() for m in missing if " " not in m.strip()}
+    tokens = [token.rstrip("?!.,;:") for token in question.split()]
+    hit = [bool(wanted & set(words(token))) for token in tokens]
+
+    def named(index: int) -> bool:
+        """A word of a name: capitalised (not the question's first word) or a number."""
+        first = tokens[index][:1]
+        return index > 0 and (first.isupper() or first.isdigit())
+
+    for index in [i for i, flagged in enumerate(hit) if flagged and named(i)]:
+        for step in (-1, 1):
+            near = index + step
+            while 0 <= near < len(tokens) and named(near):
+                hit[near] = True
+                near += step
+    phrases, run = [], []
+    for token, flagged in zip(tokens, hit, strict=True):
+        if flagged:
+            run.append(token.removesuffix("'s").removesuffix("\u2019s"))
+        elif run:
+            phrases.append(" ".join(run))
+            run = []
+    if run:
+        phrases.append(" ".join(run))
+    found = {w for phrase in phrases for w in words(phrase)}
+    kept = [m for m in missing if " " in m.strip() or m.lower() not in found]
+    return (*phrases, *kept)
+
+
+def partial_answer(answer: Answer, missing: Sequence[str], question: str = "") -> Answer:
+    """The answer with a last sentence naming what the sources do not cover (as ``question`` writes
+    it, where given: ``as_written``)."""
+    missing = as_written(question, missing) if question else tuple(missing)
     named = ", ".join(f"'{m}'" for m in missing)
     gap = AnswerSentence(f"The sources do not cover {named}, so that part stays unanswered.", (), UNSUPPORTED)
     return Answer(
@@ -561,11 +599,16 @@ def partial_answer(answer: Answer, missing: Sequence[str]) -> Answer:
 
 
 def refusal_for_missing(
-    verdict, missing: Sequence[str], documents: Sequence[str], models: PipelineModels | None = None
+    verdict,
+    missing: Sequence[str],
+    documents: Sequence[str],
+    models: PipelineModels | None = None,
+    question: str = "",
 ) -> Answer:
-    """A refusal because the passages lack what the question asks about, in plain words: the card
-    shows the note, and answerability's probability stays in the trace (the verdict)."""
-    named = ", ".join(f"'{m}'" for m in missing)
+    """A refusal because the passages lack what the question asks about (named as ``question``
+    writes it, where given), in plain words: the card shows the note, and answerability's
+    probability stays in the trace (the verdict)."""
+    named = ", ".join(f"'{m}'" for m in (as_written(question, missing) if question else missing))
     return Answer.refusal(
         f"Refused: no passage mentions {named}, which the question asks about.",
         documents,

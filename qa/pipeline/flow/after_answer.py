@@ -81,7 +81,7 @@ def checked(
     elif decision is not None and decision.kind == "ask_back":
         return replace(clarified(*decision.detail), progress=None)
     elif decision is not None:
-        answer = turns.partial_answer(answer, decision.detail)
+        answer = turns.partial_answer(answer, decision.detail, question)
     if pipeline.embedder is not None:
         judge = sentence_judge(pipeline.config.trust, pipeline.llm, "relevance")
         answer = with_relations(question, answer, pipeline.embedder, judge=judge)

@@ -283,7 +283,9 @@ def _start_answering(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[Scor
         passages=passages,
         lacking=lacking,
         lacks_too_much=lacks_too_much,
-        missing_refusal=lambda: turns.refusal_for_missing(e.before.verdict, e.lacking, documents, models),
+        missing_refusal=lambda: turns.refusal_for_missing(
+            e.before.verdict, e.lacking, documents, models, question
+        ),
         missing=missing,
         early_refusal=early,
     )
