@@ -1,6 +1,6 @@
 """The `missing_words` gate's two thresholds, chosen on the whole tuning suite.
 
-    nice .venv/bin/python -m bench.missing_words_gate collect   # ~15 min on a shared 2-core machine
+    nice .venv/bin/python -m bench.missing_words_gate collect   # ~7 min on a quiet 2-core machine
     .venv/bin/python -m bench.missing_words_gate report         # the sweep, from the collected rows
 
 The reply rule `missing_words` (qa.pipeline.checks.reply_rules) refuses a question answerability let
