@@ -245,11 +245,7 @@ def check_parameters(values: Mapping[str, object]) -> dict[str, object]:
 
 def described(values: Mapping[str, object]) -> list[tuple[str, str]]:
     """``values`` in PARAMETERS order as (name, text) pairs: a pair of retrievers reads "bm25+dense"."""
-    return [
-        (p.name, _text(p, values[p.name]))
-        for p in PARAMETERS
-        if p.name in values
-    ]
+    return [(p.name, _text(p, values[p.name])) for p in PARAMETERS if p.name in values]
 
 
 def _text(parameter: Parameter, value: object) -> str:

@@ -70,7 +70,7 @@ def stem(word: str) -> str:
 
     A silent final e stays on the bare word and goes with the ending ('handle' but 'handl' for
     'handled'; 'ceded' is too short to lose its ending). Left so, since the answerability models
-    were fitted on these stems; ``turns.missing_parts`` tries both forms where it matters."""
+    were fitted on these stems; ``gaps.missing_parts`` tries both forms where it matters."""
     if len(word) > 4 and word.endswith("ies"):
         return word[:-3] + "y"
     for suffix in STEM_SUFFIXES:

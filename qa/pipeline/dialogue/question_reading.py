@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from qa.pipeline.flow.run import PipelineRun
 
 # Words that frame a question without naming what it is about: the question words, the source-talk
-# words, and the focus words turns.py treats as the question's own framing (each list's source is in
+# words, and the focus words gaps.py treats as the question's own framing (each list's source is in
 # the lexicon).
 _FRAMING_WORDS = frozenset(lexicon.QUESTION_WORDS) | META_WORDS | frozenset(lexicon.FOCUS_FRAMING_WORDS)
 

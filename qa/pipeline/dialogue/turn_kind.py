@@ -88,7 +88,7 @@ class TurnSignals:
     focus_coverage: float = 0.0
     agreement: float = 0.0
     ruled_out: float = 0.0
-    # Focus words no top passage holds (qa.pipeline.dialogue.turns.missing_parts), /4 at most 1, and 1 when
+    # Focus words no top passage holds (qa.pipeline.dialogue.gaps.missing_parts), /4 at most 1, and 1 when
     # one of them is a name the turn writes capitalised (the passages are about something else).
     missing_words: float = 0.0
     name_missing: float = 0.0

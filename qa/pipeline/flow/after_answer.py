@@ -18,7 +18,7 @@ from qa.pipeline.checks.answerability import ANSWERABLE, PARTIAL_ANSWER, UNDERSP
 from qa.pipeline.checks.relation import with_relations
 from qa.pipeline.checks.trust import after_generation, sentence_judge
 from qa.pipeline.core.types import Answer, ScoredPassage
-from qa.pipeline.dialogue import turns
+from qa.pipeline.dialogue import gaps, turns
 from qa.pipeline.flow.answering import Answered, ranked_documents
 from qa.pipeline.flow.factory import Pipeline
 from qa.pipeline.flow.run import AnsweringStep, PipelineRun
@@ -39,7 +39,7 @@ def checked(
     check = None
     if trust is not None and verdict is not None:
         clock = time.perf_counter()
-        covered = turns.without_words(question, missing) if missing else question
+        covered = gaps.without_words(question, missing) if missing else question
         if run.turn_kind is not None and run.turn_kind.kind == ANSWERABLE:
             # The turn-kind model already weighed answerability with the rest and said answer; the
             # answer check's refusal, chosen for single questions, refused 7 answerable, partial or
@@ -81,7 +81,7 @@ def checked(
     elif decision is not None and decision.kind == "ask_back":
         return replace(clarified(*decision.detail), progress=None)
     elif decision is not None:
-        answer = turns.partial_answer(answer, decision.detail, question)
+        answer = gaps.partial_answer(answer, decision.detail, question)
     if pipeline.embedder is not None:
         judge = sentence_judge(pipeline.config.trust, pipeline.llm, "relevance")
         answer = with_relations(question, answer, pipeline.embedder, judge=judge)

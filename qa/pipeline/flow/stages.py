@@ -46,7 +46,7 @@ from qa.pipeline.checks.trust import (
 from qa.pipeline.core.protocols import LLM
 from qa.pipeline.core.text import split_sentences
 from qa.pipeline.core.types import UNSUPPORTED, Answer, AnswerSentence, ScoredPassage
-from qa.pipeline.dialogue import turn_kind, turns
+from qa.pipeline.dialogue import gaps, turn_kind, turns
 from qa.pipeline.flow import after_answer
 from qa.pipeline.flow.answering import (
     AnswerParts,
@@ -199,7 +199,7 @@ def _answered_part(run: PipelineRun) -> str:
     authority employ and how many cruise ships called at the port?" was refused whole: the
     ``amount_stated_nowhere`` rule refuses a question whose amount no sentence states."""
     question = run.standalone or run.question
-    return turns.without_parts(question, run.progress.missing) if run.progress is not None else question
+    return gaps.without_parts(question, run.progress.missing) if run.progress is not None else question
 
 
 # --- before the first attempt and after the last -----------------------------------
@@ -250,7 +250,7 @@ def _start_answering(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[Scor
     def lacking():
         if trust is None:
             return None
-        return turns.missing_parts(question, e.passages, models=models) if kinds else ()
+        return gaps.missing_parts(question, e.passages, models=models) if kinds else ()
 
     def lacks_too_much() -> bool:
         if trust is None or not kinds:
@@ -263,7 +263,7 @@ def _start_answering(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[Scor
             and len(lacking) >= kinds.refuse_missing
             and verdict.probability < kinds.refuse_missing_below
         )
-        return bool(too_few or turns.names_lacking(run.question, lacking, e.passages, models=models))
+        return bool(too_few or gaps.names_lacking(run.question, lacking, e.passages, models=models))
 
     def missing():
         verdict = e.before.verdict if trust is not None else None
@@ -283,7 +283,7 @@ def _start_answering(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[Scor
         passages=passages,
         lacking=lacking,
         lacks_too_much=lacks_too_much,
-        missing_refusal=lambda: turns.refusal_for_missing(
+        missing_refusal=lambda: gaps.refusal_for_missing(
             e.before.verdict, e.lacking, documents, models, question
         ),
         missing=missing,
@@ -386,7 +386,7 @@ def _learned_turn(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[ScoredP
         as_asked = pipeline.answerability(trust).judge(run.question, ranked)
     run = run.timed(answerability=time.perf_counter() - clock)
     run = replace(run, trust=TrustStep(answerability=verdict, context=before.context))
-    lacking = turns.missing_parts(question, before.passages, models=pipeline.models)
+    lacking = gaps.missing_parts(question, before.passages, models=pipeline.models)
     signals = turn_kind.turn_signals(
         run.question,
         run.conversation,
@@ -420,7 +420,7 @@ def _learned_turn(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[ScoredP
         )
         return after_answer.clarified(replace(run, turn_kind=overruled), ambiguous, documents)
     if decided.kind == UNANSWERABLE:
-        answer = turns.learned_refusal(verdict, documents, pipeline.models)
+        answer = gaps.learned_refusal(verdict, documents, pipeline.models)
         refused = replace(run.trust, confidence=refusal_confidence(verdict, pipeline.models))
         step = AnsweringStep(outcome="refused", note=answer.note)
         return replace(run, trust=refused, answering=step, answer=answer)
@@ -443,7 +443,7 @@ def _doubted_reading(
     kinds = pipeline.config.turns
     if kinds is None or not kinds.clarify or pipeline.config.trust is None:
         return None
-    lacking = turns.missing_parts(run.standalone or run.question, passages, models=pipeline.models)
+    lacking = gaps.missing_parts(run.standalone or run.question, passages, models=pipeline.models)
     doubted = turns.doubted_reference(run.conversation, lacking)
     if doubted is None:
         return None
@@ -459,12 +459,12 @@ def _missing(
     lacking: tuple[str, ...] | None = None,
 ) -> tuple:
     """What a partial answer must name: the verdict's missing amounts, else uncovered focus words
-    (``lacking``: ``turns.missing_parts`` of these passages, where the caller has it already)."""
+    (``lacking``: ``gaps.missing_parts`` of these passages, where the caller has it already)."""
     if not kinds.partial:
         return ()
     if verdict is not None and verdict.kind == PARTIAL_ANSWER and verdict.missing:
         return tuple(verdict.missing)
-    missing = turns.missing_parts(question, passages) if lacking is None else lacking
+    missing = gaps.missing_parts(question, passages) if lacking is None else lacking
     return missing if 0 < len(missing) <= kinds.partial_max_missing else ()
 
 

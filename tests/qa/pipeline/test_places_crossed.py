@@ -11,7 +11,7 @@ import pytest
 
 from documents.parsing.assemble import document_from_text
 from qa.pipeline.core.types import ScoredPassage
-from qa.pipeline.dialogue.turns import missing_parts, names_lacking
+from qa.pipeline.dialogue.gaps import missing_parts, names_lacking
 from qa.pipeline.flow.runner import answer_question
 from tests.qa.pipeline.answering_fakes import make_passage
 from tests.qa.pipeline.in_memory import in_memory_pipeline

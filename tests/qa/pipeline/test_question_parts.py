@@ -1,6 +1,6 @@
 """The parts of a question in parts: where each begins (``text.question_parts``), which ask when
 and which sentences answer them (``text.time_slots``), and the question without a part no source
-answers (``turns.without_parts``), which is what a partial answer answers."""
+answers (``gaps.without_parts``), which is what a partial answer answers."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ def test_a_sentence_naming_a_day_month_or_year_answers_it_and_one_about_somethin
 
 
 def test_a_part_no_source_answers_is_taken_out_whole_with_its_and():
-    from qa.pipeline.dialogue.turns import without_parts, without_words
+    from qa.pipeline.dialogue.gaps import without_parts, without_words
 
     question = "How many staff did the authority employ and how many cruise ships called at the port?"
     assert without_parts(question, ["how many cruise ships called at the port"]) == (

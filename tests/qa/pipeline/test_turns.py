@@ -8,7 +8,7 @@ import pytest
 
 from qa.pipeline.config.presets import get_preset
 from qa.pipeline.dialogue import conversation
-from qa.pipeline.dialogue.turns import as_written, missing_parts
+from qa.pipeline.dialogue.gaps import as_written, missing_parts
 from qa.pipeline.flow.factory import ModelClients, build_pipeline
 from qa.pipeline.flow.run import PipelineRun
 from qa.pipeline.flow.runner import answer_question

@@ -11,7 +11,7 @@ from qa.pipeline.core.lexicon.patterns import alternation
 # questions are answered in part or refused.
 
 # Focus words that are the question's own framing, never something a source must state
-# (turns.py, stemmed there). Collected by hand from the probes: "people" because sources count
+# (gaps.py, stemmed there). Collected by hand from the probes: "people" because sources count
 # people by what they are ("2,400 residents"); "volumes", "levels", "figures" because they are the
 # measure of what is asked about ("Why did container volumes grow?").
 FOCUS_FRAMING_WORDS = tuple(
