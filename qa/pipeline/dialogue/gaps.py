@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 
+from qa.pipeline.checks.answerability import ANSWERABLE, AnswerabilityVerdict
 from qa.pipeline.core import lexicon
 from qa.pipeline.core.model_parts import PipelineModels, default_models
 from qa.pipeline.core.protocols import EntityTagger, PartOfSpeechTagger
@@ -85,6 +86,26 @@ def names_lacking(
         return ()
     crossed = _places_crossed(question, _passage_words(ranked[:top]), (models or default_models()).entities)
     return tuple(name for name in names if name.lower() not in crossed)
+
+
+def lacks_too_much(
+    question: str,
+    verdict: AnswerabilityVerdict,
+    lacking: Sequence[str],
+    ranked: Sequence[ScoredPassage],
+    *,
+    at_least: int,
+    below: float,
+    models: PipelineModels | None = None,
+) -> bool:
+    """The `missing_words` gate (qa.pipeline.checks.reply_rules): whether the passages lack too much of
+    the question to answer even in part. Either ``at_least`` of its focus words are ``lacking`` while
+    answerability's ``verdict`` is "answerable" below ``below`` (``TurnsConfig.refuse_missing`` and
+    ``refuse_missing_below``; only the model's verdict reads its probability here: a verdict rule's
+    partial verdict, an amount or a part stated nowhere, carries the rule's probability and names its
+    gap itself), or a name it asks about is lacking (``names_lacking``)."""
+    too_few = verdict.kind == ANSWERABLE and len(lacking) >= at_least and verdict.probability < below
+    return bool(too_few or names_lacking(question, lacking, ranked, models=models))
 
 
 # How passages speak of what crosses borders, whichever the countries (stems, as ``content_words`` gives).

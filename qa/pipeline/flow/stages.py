@@ -255,15 +255,15 @@ def _start_answering(pipeline: Pipeline, run: PipelineRun, ranked: Sequence[Scor
     def lacks_too_much() -> bool:
         if trust is None or not kinds:
             return False
-        verdict, lacking = e.before.verdict, e.lacking
-        # Only the model's "answerable" reads its probability here: a verdict rule's partial verdict
-        # (an amount or a part stated nowhere) carries the rule's probability and names its gap itself.
-        too_few = (
-            verdict.kind == ANSWERABLE
-            and len(lacking) >= kinds.refuse_missing
-            and verdict.probability < kinds.refuse_missing_below
+        return gaps.lacks_too_much(
+            run.question,
+            e.before.verdict,
+            e.lacking,
+            e.passages,
+            at_least=kinds.refuse_missing,
+            below=kinds.refuse_missing_below,
+            models=models,
         )
-        return bool(too_few or gaps.names_lacking(run.question, lacking, e.passages, models=models))
 
     def missing():
         verdict = e.before.verdict if trust is not None else None
