@@ -3,7 +3,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: setup run test lint bench local-llm clean-var
+.PHONY: setup run test test-recovery lint bench local-llm clean-var
 
 setup: $(STAMP)
 
@@ -20,6 +20,11 @@ run: setup
 
 test: setup
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(PY) -m pytest
+
+# The longer recovery suites make test leaves out (~7 minutes here): hung stages, restarted services,
+# each kind of job's worker killed.
+test-recovery: setup
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(PY) -m pytest -m recovery
 
 lint: setup
 	$(PY) -m ruff check .

@@ -24,6 +24,31 @@ os.environ.setdefault("WORKER_WARM_UP", "0")
 os.environ.setdefault("WEB_WARM_UP", "0")
 
 
+def pytest_addoption(parser):
+    parser.addoption(
+        "--recovery",
+        action="store_true",
+        help="also run the longer recovery suites (marker `recovery`; `make test-recovery` runs only them)",
+    )
+
+
+def pytest_collection_modifyitems(config, items):
+    """`make test` (and CI) leaves out the longer recovery suites (marker ``recovery``, ~7 minutes
+    here), which keeps CI under half an hour; the short fault suite (test_faults.py, both brokers) and
+    the distributed path stay in. They run with ``--recovery``, with any ``-m`` expression that
+    selects them, or when named on the command line."""
+    if config.getoption("--recovery") or config.getoption("markexpr"):
+        return
+    named = [Path(arg.split("::")[0]).resolve() for arg in config.args]
+    kept, left_out = [], []
+    for item in items:
+        wanted = item.get_closest_marker("recovery") is None or Path(item.path).resolve() in named
+        (kept if wanted else left_out).append(item)
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        items[:] = kept
+
+
 def shared_data(*parts: str) -> Path:
     """A path under ../shared/data, or skip the test saying which path is missing."""
     path = SHARED_DATA.joinpath(*parts)

@@ -18,7 +18,12 @@ from bench.cluster import Cluster, WorkerSpec
 from bench.fault_ingestion import ingestion_round, swap_in_round
 from tests.factories import CorpusFactory
 
-pytestmark = [pytest.mark.faults, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.faults,
+    pytest.mark.recovery,
+    pytest.mark.worker,
+    pytest.mark.django_db(transaction=True),
+]
 
 
 def test_ingestion_workers_killed_mid_document_leave_every_document_ready_once(

@@ -15,7 +15,12 @@ import pytest
 from bench.cluster import Cluster, WorkerSpec
 from bench.fault_jobs import REEMBED_WORKER, reembedding_corpus, reembedding_round
 
-pytestmark = [pytest.mark.faults, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.faults,
+    pytest.mark.recovery,
+    pytest.mark.worker,
+    pytest.mark.django_db(transaction=True),
+]
 
 
 def test_a_re_embedding_whose_worker_is_killed_ends_active_with_each_vector_once(

@@ -23,7 +23,12 @@ from qa.models import Answer, Question
 from tests.conftest import wait_for
 from tests.qa.test_faults import QA_QUEUES, asker
 
-pytestmark = [pytest.mark.faults, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.faults,
+    pytest.mark.recovery,
+    pytest.mark.worker,
+    pytest.mark.django_db(transaction=True),
+]
 
 
 def test_a_worker_whose_idle_pool_process_was_killed_answers_again(

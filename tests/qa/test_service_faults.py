@@ -25,7 +25,12 @@ from qa.models import Question
 from tests.conftest import wait_for
 from tests.qa.test_faults import FILESYSTEM_TRANSPORT, HEARTBEAT, LEASE, QA_QUEUES, REAPER, asker
 
-pytestmark = [pytest.mark.faults, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.faults,
+    pytest.mark.recovery,
+    pytest.mark.worker,
+    pytest.mark.django_db(transaction=True),
+]
 
 
 @pytest.fixture(autouse=True)

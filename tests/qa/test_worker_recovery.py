@@ -26,7 +26,12 @@ from tests.qa.pipeline.test_llm_clients import FakeChatServer
 from tests.qa.test_api import client_for
 from tests.qa.test_faults import QA_QUEUES, asker
 
-pytestmark = [pytest.mark.faults, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.faults,
+    pytest.mark.recovery,
+    pytest.mark.worker,
+    pytest.mark.django_db(transaction=True),
+]
 
 
 def test_with_no_beat_running_a_question_whose_worker_process_is_killed_still_finishes(

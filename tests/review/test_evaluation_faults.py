@@ -17,7 +17,12 @@ from bench.fault_jobs import EVALUATION_WORKER, evaluation_benchmark, evaluation
 from review.models import EvaluationRun
 from tests.qa.conftest import COUNTRY_PROFILE, PORT_REPORT, ingest_texts
 
-pytestmark = [pytest.mark.faults, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.faults,
+    pytest.mark.recovery,
+    pytest.mark.worker,
+    pytest.mark.django_db(transaction=True),
+]
 
 
 def test_an_evaluation_run_whose_worker_is_killed_ends_done_with_one_result_per_case(
