@@ -55,7 +55,8 @@ ReplyKind = Literal["answer_in_part", "ask_back", "refuse"]
 
 class Evidence(Protocol):
     """What the rules read; the stages and answering compute each item on first use
-    (``LazyEvidence``; qa.pipeline.flow.stages, qa.pipeline.flow.answering).
+    (``qa.pipeline.flow.before_answer.BeforeEvidence``; ``LazyEvidence`` in qa.pipeline.flow.answering
+    and after_answer).
 
     A clarification (``turns.Clarification``) or a refusal (``Answer``) is the rule's reply, built
     by the stage from the same evidence; None where the condition does not hold."""

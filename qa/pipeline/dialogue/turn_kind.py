@@ -10,7 +10,7 @@ lack, what the rewrite could not resolve, and how many things of that kind the
 passages name. ``SoftmaxModel`` turns them into p(kind) over the answer kinds
 answerability defines (answerable, partial, underspecified, unanswerable), and
 ``classify_turn`` asks back, refuses or answers by the stored thresholds
-(``TurnKindModel.decide``). The stage that uses it is ``stages._learned_turn``.
+(``TurnKindModel.decide``). The stage that uses it is ``before_answer.learned_turn``.
 
 The model and thresholds were fitted on the MTRAG-UN slice's *train* half only
 (``bench/turn_kinds.py --write``; ``trained_on`` in ``turn_kind_model.json``

@@ -31,6 +31,7 @@ from qa.pipeline.dialogue import conversation
 from qa.pipeline.dialogue.conversation import Rewrite
 from qa.pipeline.dialogue.decompose import Plan, plan_question
 from qa.pipeline.dialogue.question_reading import reading_of, with_reading
+from qa.pipeline.flow.before_answer import retrieval_confidence  # noqa: F401 - used through runner
 from qa.pipeline.flow.combine import DecompositionStep, PartAnswer, combine
 from qa.pipeline.flow.factory import Pipeline
 from qa.pipeline.flow.run import (
@@ -41,12 +42,11 @@ from qa.pipeline.flow.run import (
     RetrieverContribution,
     RetrieverHit,
 )
-from qa.pipeline.flow.stages import (  # noqa: F401 - PipelineError and retrieval_confidence are used through runner
+from qa.pipeline.flow.stages import (  # noqa: F401 - PipelineError is used through runner
     AnswerStage,
     PipelineError,
     merged,
     next_stage,
-    retrieval_confidence,
     run_stage,
 )
 from qa.pipeline.reading.dates import DatePreference, prefer_period
