@@ -39,6 +39,9 @@ QUESTION_BLOCK_MAX_SENTENCES = 3
 RUN_IN_MAX_WORDS = 6
 
 _LIST_MARKER = re.compile(r"\s*(?:[-*+\u2022\u25aa\u25e6\u2023]|\(?\d{1,3}[.)]|\(?[a-zA-Z][.)])\s+(?=\S)")
+# A FAQ's "Q:" / "A:" label before its question or answer: a mark of layout like a list marker, so
+# the sentences start after it and no answer quotes "A:  LZMA stands for ...".
+_FAQ_LABEL = re.compile(r"\s*[QA]:\s+(?=\S)")
 _ATX_HEADING = re.compile(r"\s*(#{1,6})\s+(?=\S)")
 _UNDERLINE = re.compile(r"\s*([=\-~^*#_])\1{2,}\s*")
 _NO_TEXT = re.compile(r"[^\w]*")
@@ -55,7 +58,7 @@ class Block:
     end: int
     level: int = 0  # a heading's depth: 1 (h1) .. 6, INNER_LEVEL for questions and run-in headings
     page: int | None = None
-    marker_end: int = 0  # a list item's text starts here, after its marker ("3. ", "* ")
+    marker_end: int = 0  # the text starts here, after a list marker ("3. ", "* ") or a FAQ label ("A: ")
     one_sentence: bool = False  # headings and table rows are cited whole, never split
 
 
@@ -153,7 +156,8 @@ def plaintext_blocks(text: str, *, page_starts: Sequence[int] = ()) -> list[Bloc
     Runs of text that no sentence may cross (``segment.paragraph_spans``: blank lines, and line
     breaks that are no soft wrap) become blocks: a run underlined with ===/--- is a heading, one
     opening with a list marker a list item, a short run without a full stop a heading, a run that
-    is one question a question (a FAQ's entry); the rest paragraphs. ``page_starts`` are the
+    is one question a question (a FAQ's entry); the rest paragraphs, their sentences starting after
+    a FAQ's "Q:" / "A:" label. ``page_starts`` are the
     offsets where each page begins (PDF), numbering pages from 1.
     """
     blocks: list[Block] = []
@@ -187,7 +191,9 @@ def plaintext_blocks(text: str, *, page_starts: Sequence[int] = ()) -> list[Bloc
         elif len(words) <= HEADING_MAX_WORDS and not _SENTENCE_END.search(run):
             blocks.append(Block(roles.HEADING, start, end, level=2, page=page, one_sentence=True))
         else:
-            blocks.append(Block(roles.PARAGRAPH, start, end, page=page))
+            label = _FAQ_LABEL.match(run)
+            label_end = start + label.end() if label else 0
+            blocks.append(Block(roles.PARAGRAPH, start, end, page=page, marker_end=label_end))
     return blocks
 
 

@@ -118,8 +118,9 @@ CASES = [
         XZ_FAQ,
         [
             ("title", "XZ Utils FAQ", ""),
-            # A short block that ends by asking is a question as a whole.
-            ("question", "Q:  I have many .tar.7z files.", ""),
+            # A short block that ends by asking is a question as a whole; its sentences, like the
+            # answer's, start after the FAQ's "Q:" / "A:" label, so no answer quotes the label.
+            ("question", "I have many .tar.7z files.", ""),
             (
                 "question",
                 "Can I convert them to .tar.xz without\n    spending hours recompressing the data?",
@@ -127,8 +128,8 @@ CASES = [
             ),
             (
                 "paragraph",
-                'A:  In the "extra" directory, there is a script named 7z2lzma.bash.',
-                "Q: I have many .tar.7z files. Can I convert them to .tar.xz without spending hours "
+                'In the "extra" directory, there is a script named 7z2lzma.bash.',
+                "I have many .tar.7z files. Can I convert them to .tar.xz without spending hours "
                 "recompressing the data?",
             ),
         ],
