@@ -163,15 +163,18 @@ def switch_off_structure_rules(names: Sequence[str]) -> None:
                 setattr(module, STRUCTURE_RULES[name], 0)
 
 
-def genre_pipeline(config, *, section_headers: bool = False, llm=None, part: str = "tuning"):
+def genre_pipeline(config, *, section_headers: bool = False, llm=None, part: str = "tuning", chunker=None):
     """The preset's pipeline over one part's genre documents, in memory with the bundled embedding
-    model (and ``llm`` where given: the presets that ask for one); with its index and embedder."""
+    model (and ``llm`` where given: the presets that ask for one); with its index and embedder.
+    ``chunker``: a ``ChunkerConfig`` other than the default sentence windows inside sections."""
     from qa.pipeline.flow.factory import ModelClients, build_pipeline
     from qa.pipeline.search.embedding import SentenceTransformerEmbedder
     from qa.pipeline.search.memory_index import InMemoryCorpusIndex
 
     embedder = SentenceTransformerEmbedder()
-    index = InMemoryCorpusIndex(load_documents(part), embedder, section_headers=section_headers)
+    index = InMemoryCorpusIndex(
+        load_documents(part), embedder, section_headers=section_headers, chunker=chunker
+    )
     clients = ModelClients(embedder=embedder, llm=llm)
     return build_pipeline(config, index=index, clients=clients), index, embedder
 
@@ -199,10 +202,13 @@ def run_genre(
     section_headers: bool = False,
     llm=None,
     part: str = "tuning",
+    chunker=None,
 ) -> dict[str, float]:
     from qa.pipeline.flow.runner import answer_question
 
-    pipeline, index, _ = genre_pipeline(config, section_headers=section_headers, llm=llm, part=part)
+    pipeline, index, _ = genre_pipeline(
+        config, section_headers=section_headers, llm=llm, part=part, chunker=chunker
+    )
     sentences = genre_sentences(index)
     outcomes, ranks = [], []
     for question in load_questions(part):
@@ -236,6 +242,7 @@ def run_genre(
 def main(argv: list[str] | None = None) -> None:
     from bench.answer_quality import local_llm, with_overrides
     from qa.pipeline.config.presets import get_preset
+    from qa.pipeline.search.chunking import ChunkerConfig
 
     parser = argparse.ArgumentParser(prog="python -m bench.genre", description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -256,6 +263,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--section-headers", action="store_true", help="encode each sentence led by its section's heading"
     )
+    parser.add_argument(
+        "--chunks-across-sections",
+        action="store_true",
+        help="cut the sentence windows across section boundaries (as before chunks stayed inside sections)",
+    )
     parser.add_argument("--write-framing", type=Path, help="write this parser's framing texts and stop")
     parser.add_argument(
         "--structure-off",
@@ -272,10 +284,19 @@ def main(argv: list[str] | None = None) -> None:
     framing = frozenset(json.loads(args.framing_texts.read_text())) if args.framing_texts else frozenset()
     config = with_overrides(get_preset(args.preset), args.set)
     llm = local_llm() if args.llm == "local" else None
+    chunker = ChunkerConfig(within_sections=False) if args.chunks_across_sections else None
     summary = run_genre(
-        config, show=args.show, framing=framing, section_headers=args.section_headers, llm=llm, part=args.part
+        config,
+        show=args.show,
+        framing=framing,
+        section_headers=args.section_headers,
+        llm=llm,
+        part=args.part,
+        chunker=chunker,
     )
     shown = {"part": args.part, "preset": args.preset, "set": args.set, "llm": getattr(llm, "name", None)}
+    if args.chunks_across_sections:
+        shown["chunks"] = "across sections"
     print(json.dumps({**shown, **summary}, indent=2))
 
 

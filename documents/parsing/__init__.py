@@ -9,7 +9,7 @@ from qa.pipeline.core.segment import MAX_SENTENCE_CHARS, segment
 from .benchmarks import analyst_bench_gold_ids, clapnq_passage_id, iter_analyst_bench_corpus, iter_clapnq
 from .formats import SUPPORTED_EXTENSIONS, parse_bytes
 from .types import EmptyDocument, ParsedDocument, ParsedSentence, ParseError, UnsupportedFileType
-from .windows import sentence_windows
+from .windows import section_windows, sentence_windows
 
 __all__ = [
     "MAX_SENTENCE_CHARS",
@@ -25,5 +25,6 @@ __all__ = [
     "iter_clapnq",
     "parse_bytes",
     "segment",
+    "section_windows",
     "sentence_windows",
 ]

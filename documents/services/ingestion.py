@@ -24,7 +24,7 @@ from django.utils import timezone
 from documents import copy_rows, lexical, vectors
 from documents.embedding import model_named
 from documents.models import EMBEDDING_DIM, Chunk, Corpus, Document, EmbeddingSpace, Sentence, StoredVector
-from documents.parsing import sentence_windows
+from documents.parsing import section_windows
 from documents.services.write_behind import WriteBehind
 from documents.vectors import pool
 from groundedqa_site import jobs
@@ -275,7 +275,11 @@ def _build_rows(document: Document) -> tuple[list[Sentence], list[tuple[int, int
         )
     if not sentences:
         raise ValueError("the document has no sentences to index")
-    windows = sentence_windows(len(sentences), settings.CHUNK_SENTENCES, settings.CHUNK_OVERLAP)
+    # Chunks stay inside a section: a table's last rows are not searched as one text with the next
+    # section's heading (docs/structure.md).
+    windows = section_windows(
+        [s.section for s in sentences], settings.CHUNK_SENTENCES, settings.CHUNK_OVERLAP
+    )
     return sentences, windows
 
 

@@ -1,6 +1,6 @@
-"""How documents are cut into retrieval chunks: sentence windows (what ingestion stores), recursive
-character splitting and token windows (``ChunkerConfig``; ``rechunk.RechunkedIndex`` applies them
-per preset, ``InMemoryCorpusIndex`` at build time).
+"""How documents are cut into retrieval chunks: sentence windows inside each section (what ingestion
+stores), recursive character splitting and token windows (``ChunkerConfig``;
+``rechunk.RechunkedIndex`` applies them per preset, ``InMemoryCorpusIndex`` at build time).
 """
 
 from __future__ import annotations
@@ -40,6 +40,36 @@ def sentence_windows(n_sentences: int, size: int = 8, overlap: int = 2) -> list[
         if last == n_sentences - 1:
             break
     return windows
+
+
+def section_windows(sections: Sequence[str], size: int = 8, overlap: int = 2) -> list[tuple[int, int]]:
+    """``sentence_windows`` within each run of sentences that share a section, so that no chunk holds
+    the end of one section and the start of the next (a table's last rows, its footnotes and the
+    next table's heading). ``sections`` are the sentences' section paths in order. A heading (or a
+    FAQ's question) starts the run of the section it opens: the sentences under it carry a path one
+    part longer than its own. A document without sections is one run: its windows are
+    ``sentence_windows``'."""
+    runs: list[tuple[int, int]] = []
+    first = 0
+    for i in range(1, len(sections) + 1):
+        if i == len(sections) or not _continues(sections[i - 1], sections[i]):
+            runs.append((first, i - 1))
+            first = i
+    return [
+        (start + a, start + b)
+        for start, end in runs
+        for a, b in sentence_windows(end - start + 1, size, overlap)
+    ]
+
+
+def _continues(before: str, after: str) -> bool:
+    """Whether a sentence in section ``after`` continues the run of the one before it, in ``before``:
+    the same section, or the one the sentence before opened (its path one part longer)."""
+    if after == before:
+        return True
+    if not before:
+        return " > " not in after
+    return after.startswith(before + " > ") and " > " not in after[len(before) + 3 :]
 
 
 def token_window_spans(text: str, size: int = 150, overlap: int = 50) -> list[tuple[int, int]]:
@@ -143,6 +173,9 @@ class ChunkerConfig:
     kind: ChunkerKind = "sentences"
     size: int = 8
     overlap: int = 2
+    # Sentence windows stay inside a section (``section_windows``) when the sentences' sections are
+    # given; False: windows run across them (``sentence_windows``), as before documents kept structure.
+    within_sections: bool = True
 
     def __post_init__(self) -> None:
         if self.kind not in ("sentences", "recursive", "tokens"):
@@ -156,13 +189,15 @@ class ChunkerConfig:
     def tag(self) -> str:
         return f"{self.kind}{self.size}o{self.overlap}"
 
-    def cut(self, sentences: Sequence[str]) -> list[ChunkSpan]:
-        """The chunks of a document given as its sentences, in order."""
+    def cut(self, sentences: Sequence[str], sections: Sequence[str] | None = None) -> list[ChunkSpan]:
+        """The chunks of a document given as its sentences, in order (with their section paths, the
+        sentence windows stay inside each section)."""
         if self.kind == "sentences":
-            return [
-                ChunkSpan(" ".join(sentences[first : last + 1]), first, last)
-                for first, last in sentence_windows(len(sentences), self.size, self.overlap)
-            ]
+            if sections is not None and self.within_sections:
+                windows = section_windows(sections, self.size, self.overlap)
+            else:
+                windows = sentence_windows(len(sentences), self.size, self.overlap)
+            return [ChunkSpan(" ".join(sentences[first : last + 1]), first, last) for first, last in windows]
         starts, position = [], 0
         for sentence in sentences:
             starts.append(position)

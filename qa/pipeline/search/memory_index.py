@@ -124,7 +124,7 @@ class InMemoryCorpusIndex:
             sentences.extend(own)
             self._add("document", document.external_id, document.external_id, own)
             document_members.append([s.id for s in own])
-            for span in chunker.cut([s.text for s in own]):
+            for span in chunker.cut([s.text for s in own], [s.section for s in own]):
                 window = own[span.first : span.last + 1]
                 self._add("chunk", str(len(chunk_members)), document.external_id, window, span.text)
                 chunk_members.append([s.id for s in window])

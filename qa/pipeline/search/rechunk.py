@@ -45,7 +45,7 @@ def recut_passages(documents: Sequence[Passage], chunker: ChunkerConfig) -> tupl
     chunks = []
     for document in documents:
         sentences = document.sentences
-        for span in chunker.cut([s.text for s in sentences]):
+        for span in chunker.cut([s.text for s in sentences], [s.section for s in sentences]):
             chunks.append(
                 Passage(
                     key=f"chunk:{chunker.tag}-{len(chunks)}",

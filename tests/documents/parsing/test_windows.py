@@ -40,3 +40,32 @@ def test_overlap_zero_tiles_the_document():
 def test_invalid_arguments_are_refused(args):
     with pytest.raises(ValueError):
         sentence_windows(*args)
+
+
+# Each sentence's section path, in document order: a heading carries the path above it, the
+# sentences under it that path and its own text.
+MANUAL = [
+    "",  # the title
+    "",  # "Installing"
+    "Installing",
+    "Installing",
+    "Installing",
+    "",  # "Platform list"
+    "Platform list",  # a table row
+    "Platform list",  # a table row
+    "Platform list",  # "Footnotes", a sub-heading
+    "Platform list > Footnotes",
+    "",  # "Toolchains"
+    "Toolchains",  # a table row of the next table
+]
+
+
+def test_section_windows_never_hold_the_end_of_one_section_and_the_start_of_the_next():
+    from documents.parsing import section_windows
+
+    # A section's heading opens its chunk; a sub-section's sentences stay with the section it is in.
+    assert section_windows(MANUAL, size=8, overlap=2) == [(0, 4), (5, 9), (10, 11)]
+    # Without sections a document is one run: the windows are sentence_windows'.
+    assert section_windows([""] * 20, size=8, overlap=2) == sentence_windows(20, size=8, overlap=2)
+    # A long section is still cut into overlapping windows, inside it.
+    assert section_windows([""] + ["Long"] * 12 + [""], size=8, overlap=2) == [(0, 7), (6, 12), (13, 13)]
