@@ -300,18 +300,18 @@ def test_a_default_run_shows_its_reliability_diagram_and_ece(signed_in, analyst,
     assert sum(int(n) for n in __import__("re").findall(r'<td class="num">(\d+)</td>', table)) == 2
     # Selective answering: the risk-coverage curve, the preset's threshold named, one row per threshold.
     assert 'id="risk-coverage"' in page and 'class="chart risk-coverage"' in page
-    assert "answer confidence <strong>0.70</strong>" in page
+    assert "answer confidence <strong>0.65</strong>" in page
     curve = page.split('id="risk-coverage-table"')[1].split("</table>")[0]
     assert curve.count("<tr") == 21  # the header and 20 thresholds, 0.00 to 0.95
     answered = sum(not result.metrics["refused"] for result in run.case_results.all())
     first = curve.split("<tbody>")[1].split("</tr>")[0]
     assert f'<td class="num">{answered}</td>' in first  # at 0.00 every answered question is shown
-    # Each case says what its analyst saw at 0.70 and whether that was right.
+    # Each case says what its analyst saw at 0.65 and whether that was right.
     from review.evaluation.selective import outcome_at
 
     cases = page.split('id="cases-table"')[1].split("</table>")[0]
     for result in run.case_results.all():
-        seen = outcome_at(result.metrics, 0.70)
+        seen = outcome_at(result.metrics, 0.65)
         row = cases.split(f"{result.gold_case.case_id}</a>")[1].split("</tr>")[0]
         assert f"{seen.shown_as} " in row and ('title="right"' in row) == seen.right
     assert cases.count("data-shown-as=") == run.case_results.count()
