@@ -150,7 +150,12 @@ def test_ask_parameters_change_one_question_and_contradictions_get_a_400(analyst
         assert named in refused.content.decode(), (what, refused.content)
     recut = ask(api, westmere, STAFF_QUESTION, parameters={"chunker": "tokens", "chunk_size": 30})
     assert recut.status_code == 202, recut.content
-    assert recut.json()["config"]["retrieval"]["chunker"] == {"kind": "tokens", "size": 30, "overlap": 7}
+    assert recut.json()["config"]["retrieval"]["chunker"] == {
+        "kind": "tokens",
+        "size": 30,
+        "overlap": 7,
+        "within_sections": True,  # read by the sentence windows only
+    }
     no_retrieval = ask(api, westmere, STAFF_QUESTION, preset="vanilla", parameters={"top_k": 3})
     assert no_retrieval.status_code == 400 and "does not retrieve" in no_retrieval.json()["detail"]
     assert Question.objects.count() == 2  # nothing refused was queued
