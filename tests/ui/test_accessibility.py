@@ -32,12 +32,21 @@ def test_no_page_has_an_accessibility_violation(
 ):
     pytest.importorskip("axe_playwright_python", reason="axe-playwright-python is not installed")
     from qa.services import answer_now
+    from qa.services.team_presets import team_preset_create
     from review.services.reviews import answer_accept
 
     asked = answer_now(
         corpus=corpus, text="How many containers did the port handle in 2024?", preset="default", user=staff
     )
     answer_accept(answer=asked.answer, reviewer=staff, base_version=0, comment="Checked.")
+    # The same question under a team preset that shows no answer as an answer: the low-confidence
+    # card (it was dimmed, and its text failed the contrast check).
+    team_preset_create(
+        user=staff, team=corpus.team, name="wary", base="default", parameters={"answer_confidence": 1.0}
+    )
+    wary = answer_now(
+        corpus=corpus, text="How many containers did the port handle in 2024?", preset="wary", user=staff
+    )
     document = demo_documents[0]
     pages = {
         "ask": ("/", "What the presets do"),
@@ -49,6 +58,8 @@ def test_no_page_has_an_accessibility_violation(
         "document": (f"/documents/{document.pk}/?highlight={document.sentences.first().pk}", None),
         "review queue": ("/review/", None),
         "review": (f"/review/answers/{asked.answer.pk}/", None),
+        "conversation, low confidence": (f"/questions/{wary.pk}/", None),
+        "review, low confidence": (f"/review/answers/{wary.answer.pk}/", None),
         "annotate": ("/annotate/", None),
         "tasks": ("/tasks/", None),
         "evaluate": ("/evaluate/", None),
