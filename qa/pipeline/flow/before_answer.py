@@ -157,6 +157,8 @@ def _applied_before(
         retrieval_confidence=retrieval_confidence(ranked),
         missing=e.missing,
     )
+    if isinstance(e, BeforeEvidence):
+        run = e.run  # with every rule that reads it off, reading the passages judges answerability
     run = replace(run, progress=progress)
     if decision is not None:
         return after_answer.checked(pipeline, run.timed(answer=0.0), ranked, decision.detail)

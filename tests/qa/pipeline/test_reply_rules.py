@@ -295,3 +295,16 @@ def test_the_stages_ask_the_same_rules_of_each_draft():
     assert [a.generation.declined_by for a in refused.answering.attempts] == ["amount_stated_nowhere"]
     assert not answered.answer.refused and "25,000 jobs" in answered.answer.text
     assert [a.outcome for a in answered.answering.attempts] == ["no answer sentences", "verified"]
+
+
+def test_with_the_rules_that_read_answerability_off_its_verdict_is_still_in_the_trace(index):  # noqa: F811
+    # Only reading the passages then judges answerability; the trace must still show that judgement
+    # and its time, and the answer its confidence.
+    config = get_preset("default")
+    off = ("doubted_reading", "unanswerable", "missing_words", "weak_retrieval")
+    config = replace(config, answer=replace(config.answer, rules_off=off))
+    pipeline = build_pipeline(config, index=index, clients=ModelClients(embedder=HashingEmbedder()))
+    run = answer_question("Who staged a coup in Mali?", pipeline=pipeline)
+    assert run.trust is not None and run.trust.answerability is not None
+    assert run.timings.get("answerability", 0) > 0
+    assert run.trust.confidence is not None
