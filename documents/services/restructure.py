@@ -7,16 +7,27 @@ an answer, review or gold case keeps pointing at the same sentence. A stored sen
 structure of the new sentence that covers it (the same span, or a wider one: "## 1." and "Is zlib
 Y2K-compliant?", once two sentences, both lie inside the heading "## 1. Is zlib Y2K-compliant?");
 one no new sentence covers keeps what it had.
+
+Once its sentences have sections, a document's chunks are recut so that none runs across a section
+(``document_rechunk``): new chunk rows, their vectors pooled from the stored sentence vectors of
+every embedding space, their postings written again, live at a new corpus version. Sentences are
+untouched; chunks are only ever searched, never cited.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+from django.conf import settings
 from django.db import transaction
 
-from documents.models import Document, Sentence
+from documents import copy_rows, lexical
+from documents.models import Chunk, Document, LexicalUnit, Sentence, StoredVector
+from documents.parsing import section_windows
 from documents.parsing.structure import structure_of_text
+from documents.services.ingestion import next_corpus_version
+from documents.vectors import pool
 
 
 @dataclass(frozen=True)
@@ -45,3 +56,76 @@ def document_restructure(*, document: Document) -> Restructured:
     with transaction.atomic():
         Sentence.objects.bulk_update(changed, ["role", "section", "page"], batch_size=1000)
     return Restructured(len(stored), len(changed), uncovered)
+
+
+def document_rechunk(*, document: Document) -> bool:
+    """Recut the document's chunks by its sentences' sections, as ingestion now cuts them; True when
+    they changed. Stored sentences, their vectors and citations are kept; a document replaced or
+    deleted meanwhile is left to its new version."""
+    sentences = list(Sentence.objects.filter(document=document).order_by("ordinal"))
+    windows = section_windows(
+        [s.section for s in sentences], settings.CHUNK_SENTENCES, settings.CHUNK_OVERLAP
+    )
+    stored = set(Chunk.objects.filter(document=document).values_list("first_ordinal", "last_ordinal"))
+    if not sentences or stored == set(windows):
+        return False
+    with transaction.atomic():
+        version = next_corpus_version(document.corpus_id)  # locks the corpus first, as ingestion does
+        locked = Document.objects.select_for_update().filter(pk=document.pk).first()
+        if locked is None or locked.content_hash != document.content_hash:
+            return False
+        old = list(Chunk.objects.filter(document=locked).values_list("pk", flat=True))
+        StoredVector.objects.filter(document=locked, unit=LexicalUnit.CHUNK, item__in=old).delete()
+        Chunk.objects.filter(pk__in=old).delete()
+        columns = [s.embedding for s in sentences]
+        chunks = [
+            Chunk(
+                document_id=locked.pk,
+                first_ordinal=first,
+                last_ordinal=last,
+                text=" ".join(s.text for s in sentences[first : last + 1]),
+                embedding=None
+                if any(v is None for v in columns)
+                else pool(np.asarray(columns[first : last + 1])),
+            )
+            for first, last in windows
+        ]
+        copy_rows.copy_chunks(chunks)
+        _pool_stored_vectors(locked, sentences, chunks)
+        lexical.unindex_document(corpus_id=locked.corpus_id, document_id=locked.pk)
+        lexical.index_document(
+            corpus_id=locked.corpus_id,
+            document_id=locked.pk,
+            ready_version=version,
+            sentences=[(s.pk, s.text) for s in sentences],
+            chunks=[(c.pk, c.first_ordinal, c.last_ordinal) for c in chunks],
+        )
+        Document.objects.filter(pk=locked.pk).update(ready_version=version)
+    return True
+
+
+def _pool_stored_vectors(document: Document, sentences: list[Sentence], chunks: list[Chunk]) -> None:
+    """The new chunks' vectors in every other embedding space that holds all the document's sentences."""
+    position = {s.pk: i for i, s in enumerate(sentences)}
+    by_space: dict[int, dict[int, np.ndarray]] = {}
+    rows = StoredVector.objects.filter(document=document, unit=LexicalUnit.SENTENCE)
+    for space_id, item, dimension, vector in rows.values_list("space_id", "item", "dimension", "embedding"):
+        by_space.setdefault(space_id, {})[position[item]] = (dimension, np.asarray(vector, dtype=np.float32))
+    new = []
+    for space_id, vectors in by_space.items():
+        if len(vectors) != len(sentences):
+            continue  # a re-embedding still on its way: it writes the chunks' vectors when it gets here
+        dimension = vectors[0][0]
+        matrix = np.stack([vectors[i][1] for i in range(len(sentences))])
+        new += [
+            StoredVector(
+                space_id=space_id,
+                unit=LexicalUnit.CHUNK,
+                item=c.pk,
+                document_id=document.pk,
+                dimension=dimension,
+                embedding=pool(matrix[c.first_ordinal : c.last_ordinal + 1]),
+            )
+            for c in chunks
+        ]
+    StoredVector.objects.bulk_create(new, batch_size=1000)

@@ -7,9 +7,11 @@ import numpy as np
 import pytest
 from django.core.management import call_command
 
-from documents import services
-from documents.models import Document, Sentence
+from documents import lexical, services, vectors
+from documents.models import Chunk, Document, EmbeddingSpace, LexicalUnit, Sentence, StoredVector
 from documents.parsing.assemble import document_from_text
+from documents.services.restructure import document_rechunk, document_restructure
+from documents.vectors import pool
 
 # A Markdown FAQ as the flat parser stored it: the heading's marks and number were sentences.
 FAQ = """# Frequently Asked Questions about zlib
@@ -62,3 +64,65 @@ def test_restructuring_an_unknown_corpus_names_it():
 
     with pytest.raises(CommandError, match="no corpus named nowhere"):
         call_command("restructure_documents", "--corpus", "nowhere")
+
+
+@pytest.mark.django_db
+def test_restructuring_recuts_chunks_inside_sections_searchable_at_once(corpus, embedder, capsys):
+    document = flat_document(corpus, embedder)
+    texts = {s.ordinal: s.text for s in Sentence.objects.filter(document=document)}
+
+    def chunk_texts():
+        return sorted(c.text for c in Chunk.objects.filter(document=document))
+
+    # Stored flat, the first chunk ran from the title across both questions and their answers.
+    assert any("Y2K" in text and "thread-safe" in text for text in chunk_texts())
+    sentence_pks = set(Sentence.objects.filter(document=document).values_list("pk", flat=True))
+
+    call_command("restructure_documents", "--corpus", corpus.name)
+
+    assert not any("Y2K" in text and "thread-safe" in text for text in chunk_texts())
+    assert set(Sentence.objects.filter(document=document).values_list("pk", flat=True)) == sentence_pks
+    vectors = {s.ordinal: np.asarray(s.embedding) for s in Sentence.objects.filter(document=document)}
+    for chunk in Chunk.objects.filter(document=document):  # pooled from the stored sentence vectors
+        assert chunk.text == " ".join(texts[i] for i in range(chunk.first_ordinal, chunk.last_ordinal + 1))
+        members = np.stack([vectors[i] for i in range(chunk.first_ordinal, chunk.last_ordinal + 1)])
+        np.testing.assert_allclose(np.asarray(chunk.embedding), pool(members), atol=1e-6)
+    corpus.refresh_from_db()
+    document.refresh_from_db()
+    assert document.ready_version == corpus.version  # live at a new version: cached searches miss
+    found = lexical.bm25_search(
+        corpus_id=corpus.pk, unit="chunk", query="thread-safe", version=corpus.version, k=3
+    )
+    best = Chunk.objects.get(pk=found[0][0])
+    assert "thread-safe" in best.text and "Y2K" not in best.text
+    assert "1 documents' chunks recut inside sections" in capsys.readouterr().out
+
+    call_command("restructure_documents", "--corpus", corpus.name)  # a second run changes nothing
+    assert "0 documents' chunks recut" in capsys.readouterr().out
+    assert document.ready_version == Document.objects.get(pk=document.pk).ready_version
+
+
+@pytest.mark.django_db
+def test_recut_chunks_get_vectors_in_every_embedding_space_the_document_has(corpus, embedder):
+    # A corpus re-embedded with another model keeps that model's vectors beside the columns; a recut
+    # chunk without them would drop out of that model's dense search.
+    document = flat_document(corpus, embedder)
+    space = EmbeddingSpace.objects.create(corpus=corpus, model="other", dimension=4, status="active")
+    sentences = list(Sentence.objects.filter(document=document).order_by("ordinal"))
+    other = np.random.default_rng(0).normal(size=(len(sentences), 4)).astype(np.float32)
+    vectors.write_document_vectors(
+        space, document.pk, sentences=[(s.pk, v) for s, v in zip(sentences, other, strict=True)],
+        chunks=[], document=pool(other),
+    )  # fmt: skip
+    document_restructure(document=document)
+
+    assert document_rechunk(document=document)
+
+    stored = dict(
+        StoredVector.objects.filter(space=space, unit=LexicalUnit.CHUNK).values_list("item", "embedding")
+    )
+    chunks = list(Chunk.objects.filter(document=document))
+    assert set(stored) == {c.pk for c in chunks}
+    for chunk in chunks:
+        expected = pool(other[chunk.first_ordinal : chunk.last_ordinal + 1])
+        np.testing.assert_allclose(np.asarray(stored[chunk.pk]), expected, atol=1e-6)

@@ -2,7 +2,8 @@
 
 Gives the sentences of documents stored before sentences kept their structure their role
 (heading, question, list item ...) and section path, from the stored text, in place: nothing is
-re-embedded and every stored citation keeps its sentence (documents/services/restructure.py).
+re-embedded and every stored citation keeps its sentence. Then recuts each document's chunks so that
+none runs across a section, as ingestion cuts them (documents/services/restructure.py).
 """
 
 from __future__ import annotations
@@ -10,11 +11,14 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError
 
 from documents.models import Corpus, Document
-from documents.services.restructure import document_restructure
+from documents.services.restructure import document_rechunk, document_restructure
 
 
 class Command(BaseCommand):
-    help = "Give stored documents' sentences their roles and section paths, in place (no re-embedding)."
+    help = (
+        "Give stored documents' sentences their roles and section paths, in place, and recut their "
+        "chunks inside sections (no re-embedding)."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--corpus", action="append", default=[], help="a corpus name (default: all)")
@@ -28,17 +32,20 @@ class Command(BaseCommand):
                 raise CommandError(f"no corpus named {', '.join(sorted(missing))}")
         documents = Document.objects.filter(corpus__in=corpora, status=Document.Status.READY).order_by("pk")
         total = documents.count()
-        sentences = changed = uncovered = 0
+        sentences = changed = uncovered = rechunked = 0
         for number, document in enumerate(documents.iterator(), 1):
             result = document_restructure(document=document)
             sentences += result.sentences
             changed += result.changed
             uncovered += result.uncovered
+            rechunked += document_rechunk(document=document)
             if number % 50 == 0 or number == total:
                 self.stdout.write(
-                    f"{number}/{total} documents: {changed} of {sentences} sentences given structure"
+                    f"{number}/{total} documents: {changed} of {sentences} sentences given structure,"
+                    f" {rechunked} documents' chunks recut"
                 )
         self.stdout.write(
             f"Done: {total} documents, {sentences} sentences, {changed} changed, "
-            f"{uncovered} kept as they were (no new sentence covers them)."
+            f"{uncovered} kept as they were (no new sentence covers them); "
+            f"{rechunked} documents' chunks recut inside sections."
         )
