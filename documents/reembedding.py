@@ -211,9 +211,6 @@ def _embed_document(space: EmbeddingSpace, document_id: int, encoder: Embedder, 
     sentences = list(
         Sentence.objects.filter(document_id=document_id).order_by("ordinal").values_list("pk", "text")
     )
-    chunks = list(
-        Chunk.objects.filter(document_id=document_id).values_list("pk", "first_ordinal", "last_ordinal")
-    )
     if not content_hash or not sentences:
         return  # deleted or replaced since it was listed: the next pass sees its new version
     encoded = np.asarray(encoder.encode([text for _, text in sentences]), dtype=np.float32)
@@ -224,6 +221,10 @@ def _embed_document(space: EmbeddingSpace, document_id: int, encoder: Embedder, 
         _check_lease(space.pk, owner)
         if document is None or document.content_hash != content_hash:
             return  # replaced while it was encoded: its rows are new, the next pass embeds them
+        # Read under the document's lock: restructure_documents may have recut them while we encoded.
+        chunks = Chunk.objects.filter(document_id=document_id).values_list(
+            "pk", "first_ordinal", "last_ordinal"
+        )
         written = {
             "sentences": [(pk, vector) for (pk, _), vector in zip(sentences, encoded, strict=True)],
             "chunks": [(pk, pool(encoded[first : last + 1])) for pk, first, last in chunks],
