@@ -312,7 +312,7 @@ def refusal_for_missing(
     probability stays in the trace (the verdict)."""
     named = ", ".join(f"'{m}'" for m in (as_written(question, missing) if question else missing))
     return Answer.refusal(
-        f"Refused: no passage mentions {named}, which the question asks about.",
+        f"Refused: none of the passages found mentions {named}, which the question asks about.",
         documents,
         confidence=(models or default_models()).trust.of_refusal(verdict.probability).probability,
         kind="unanswerable",

@@ -114,7 +114,10 @@ def test_a_question_whose_subject_no_document_mentions_is_refused_naming_it_not_
     question = "How fast does xz decompress on a Raspberry Pi?"
     answer = answer_question(question, pipeline=genre).answer
     assert answer.refused and not answer.cited_sentences
-    assert answer.note == "Refused: no passage mentions 'Raspberry Pi', which the question asks about."
+    assert (
+        answer.note
+        == "Refused: none of the passages found mentions 'Raspberry Pi', which the question asks about."
+    )
     before = get_preset("default")
     before = replace(before, turns=replace(before.turns, refuse_missing=3, refuse_missing_below=0.5))
     in_part = answer_question(question, pipeline=in_memory_pipeline(load_documents(), before)).answer
