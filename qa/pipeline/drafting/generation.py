@@ -291,11 +291,18 @@ class ExtractiveGenerator:
 
     def _relevance(self, question: str, candidates: Sequence[SourceSentence]) -> _Relevance:
         """Each candidate's relevance: embedding similarity blended with rarity-weighted word overlap."""
-        vectors = None
+        vectors = own_vectors = None
         similarity = np.zeros(len(candidates))
         if self.settings.similarity_weight > 0:
             texts = [self._in_section(s) for s in candidates]
-            vectors = np.asarray(self.embedder.encode([question] + texts))
+            # A sentence read led by its heading is also encoded alone, in the same call, for the
+            # repeat check: under one heading most of what is encoded is the heading, so the zlib
+            # FAQ's "Yes." and "Please read the license in zlib.h." (cosine 0.02 alone) read as
+            # repeats (0.94), and "Does zlib infringe on any patents?" lost "As far as we know, no.".
+            led = [i for i, s in enumerate(candidates) if texts[i] != s.text]
+            encoded = np.asarray(self.embedder.encode([question, *texts, *(candidates[i].text for i in led)]))
+            vectors, own_vectors = encoded[: len(texts) + 1], encoded[: len(texts) + 1].copy()
+            own_vectors[[i + 1 for i in led]] = encoded[len(texts) + 1 :]
             similarity = cosine_matrix(vectors[:1], self._in_context(vectors[1:], candidates))[0]
         question_words = content_words(question)
         titles: dict[str, set[str]] = {}
@@ -314,7 +321,9 @@ class ExtractiveGenerator:
             if self.settings.weighted_overlap
             else dict.fromkeys(question_words, 1.0)
         )
-        return _Relevance(similarity, bags, weight, self.settings.similarity_weight, vectors, question_words)
+        return _Relevance(
+            similarity, bags, weight, self.settings.similarity_weight, own_vectors, question_words
+        )
 
     def _most_sentences(self, best: SourceSentence) -> int:
         """How many sentences an answer whose best sentence is ``best`` may hold."""
@@ -364,22 +373,12 @@ class ExtractiveGenerator:
             if jaccard(words_i, content_words(candidates[j].text)) >= 0.8:
                 return True
             if vectors is not None:
-                own_i, own_j = self._own_vectors(
-                    candidates[index], candidates[j], vectors[index + 1], vectors[j + 1]
-                )
-                if cosine_matrix(own_i, own_j)[0, 0] >= self.settings.duplicate_similarity:
+                if (
+                    cosine_matrix(vectors[index + 1], vectors[j + 1])[0, 0]
+                    >= self.settings.duplicate_similarity
+                ):
                     return True
         return False
-
-    def _own_vectors(self, a: SourceSentence, b: SourceSentence, vector_a, vector_b):
-        """The vectors of two sentences' own words. One encoded led by its heading (``section_context``)
-        is encoded again alone: two sentences under one heading share most of what was encoded, so
-        the zlib FAQ's "Yes." and "Please read the license in zlib.h." (cosine 0.02 alone) read as
-        repeats (0.94) and the "Yes." was dropped."""
-        if self._in_section(a) == a.text and self._in_section(b) == b.text:
-            return vector_a, vector_b
-        own = np.asarray(self.embedder.encode([a.text, b.text]))
-        return own[0], own[1]
 
 
 def no_subject_note(question: str) -> str:
@@ -429,7 +428,9 @@ class _Relevance:
     bags: Sequence[set[str]]  # each candidate's content words, its title's included
     weight: dict[str, float]  # each question word's rarity weight
     similarity_weight: float
-    vectors: np.ndarray | None  # the question's vector, then the candidates' (None: not encoded)
+    # The question's vector, then each candidate's own words' (without its heading): what the repeat
+    # check compares. None: not encoded.
+    vectors: np.ndarray | None
     question_words: set[str]
 
     @cached_property
