@@ -376,16 +376,7 @@ def _replace_rows(document, sentences, windows, encoded, *, space, version) -> N
     columns = space is None
     for sentence, vector in zip(sentences, encoded, strict=True):
         sentence.embedding = vector if columns else None
-    chunks = [
-        Chunk(
-            document_id=document_id,
-            first_ordinal=first,
-            last_ordinal=last,
-            text=" ".join(s.text for s in sentences[first : last + 1]),
-            embedding=pool(encoded[first : last + 1]) if columns else None,
-        )
-        for first, last in windows
-    ]
+    chunks = chunk_rows(document_id, sentences, windows, encoded if columns else None)
     if document.content_hash:
         # Only a version once made live has rows (they are written nowhere else): a new
         # document skips five statements that would find nothing.
@@ -412,6 +403,21 @@ def _replace_rows(document, sentences, windows, encoded, *, space, version) -> N
         sentences=[(s.pk, s.text) for s in sentences],
         chunks=[(c.pk, c.first_ordinal, c.last_ordinal) for c in chunks],
     )
+
+
+def chunk_rows(document_id: int, sentences, windows, encoded: np.ndarray | None) -> list[Chunk]:
+    """The unsaved chunk rows of ``windows`` (first, last ordinal) over ``sentences``: their texts
+    joined, their vector pooled from ``encoded``, the sentences' vectors (None: no column vector)."""
+    return [
+        Chunk(
+            document_id=document_id,
+            first_ordinal=first,
+            last_ordinal=last,
+            text=" ".join(s.text for s in sentences[first : last + 1]),
+            embedding=None if encoded is None else pool(encoded[first : last + 1]),
+        )
+        for first, last in windows
+    ]
 
 
 def _make_live(document: Document, expected_hash: str, version: int, embedding) -> None:

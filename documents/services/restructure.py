@@ -22,11 +22,11 @@ import numpy as np
 from django.conf import settings
 from django.db import transaction
 
-from documents import copy_rows, lexical
-from documents.models import Chunk, Document, LexicalUnit, Sentence, StoredVector
+from documents import copy_rows, lexical, vectors
+from documents.models import Chunk, Document, EmbeddingSpace, LexicalUnit, Sentence, StoredVector
 from documents.parsing import section_windows
 from documents.parsing.structure import structure_of_text
-from documents.services.ingestion import next_corpus_version
+from documents.services.ingestion import chunk_rows, next_corpus_version
 from documents.vectors import pool
 
 
@@ -78,18 +78,8 @@ def document_rechunk(*, document: Document) -> bool:
         StoredVector.objects.filter(document=locked, unit=LexicalUnit.CHUNK, item__in=old).delete()
         Chunk.objects.filter(pk__in=old).delete()
         columns = [s.embedding for s in sentences]
-        chunks = [
-            Chunk(
-                document_id=locked.pk,
-                first_ordinal=first,
-                last_ordinal=last,
-                text=" ".join(s.text for s in sentences[first : last + 1]),
-                embedding=None
-                if any(v is None for v in columns)
-                else pool(np.asarray(columns[first : last + 1])),
-            )
-            for first, last in windows
-        ]
+        encoded = None if any(v is None for v in columns) else np.asarray(columns)
+        chunks = chunk_rows(locked.pk, sentences, windows, encoded)
         copy_rows.copy_chunks(chunks)
         _pool_stored_vectors(locked, sentences, chunks)
         lexical.unindex_document(corpus_id=locked.corpus_id, document_id=locked.pk)
@@ -105,27 +95,22 @@ def document_rechunk(*, document: Document) -> bool:
 
 
 def _pool_stored_vectors(document: Document, sentences: list[Sentence], chunks: list[Chunk]) -> None:
-    """The new chunks' vectors in every other embedding space that holds all the document's sentences."""
+    """The new chunks' vectors in every other embedding space that holds all the document's sentences
+    (written as a re-embedding writes them: ``vectors.write_document_vectors``)."""
     position = {s.pk: i for i, s in enumerate(sentences)}
     by_space: dict[int, dict[int, np.ndarray]] = {}
     rows = StoredVector.objects.filter(document=document, unit=LexicalUnit.SENTENCE)
-    for space_id, item, dimension, vector in rows.values_list("space_id", "item", "dimension", "embedding"):
-        by_space.setdefault(space_id, {})[position[item]] = (dimension, np.asarray(vector, dtype=np.float32))
-    new = []
-    for space_id, vectors in by_space.items():
-        if len(vectors) != len(sentences):
+    for space_id, item, vector in rows.values_list("space_id", "item", "embedding"):
+        by_space.setdefault(space_id, {})[position[item]] = np.asarray(vector, dtype=np.float32)
+    spaces = EmbeddingSpace.objects.in_bulk(list(by_space))
+    for space_id, stored in by_space.items():
+        if len(stored) != len(sentences):
             continue  # a re-embedding still on its way: it writes the chunks' vectors when it gets here
-        dimension = vectors[0][0]
-        matrix = np.stack([vectors[i][1] for i in range(len(sentences))])
-        new += [
-            StoredVector(
-                space_id=space_id,
-                unit=LexicalUnit.CHUNK,
-                item=c.pk,
-                document_id=document.pk,
-                dimension=dimension,
-                embedding=pool(matrix[c.first_ordinal : c.last_ordinal + 1]),
-            )
-            for c in chunks
-        ]
-    StoredVector.objects.bulk_create(new, batch_size=1000)
+        matrix = np.stack([stored[i] for i in range(len(sentences))])
+        vectors.write_document_vectors(
+            spaces[space_id],
+            document.pk,
+            sentences=[],
+            chunks=[(c.pk, pool(matrix[c.first_ordinal : c.last_ordinal + 1])) for c in chunks],
+            document=pool(matrix),  # already stored: kept as it is
+        )

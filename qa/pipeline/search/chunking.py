@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from qa.pipeline.core.roles import SECTION_SEPARATOR
 from qa.pipeline.core.segment import strip_span
 
 
@@ -68,8 +69,9 @@ def _continues(before: str, after: str) -> bool:
     if after == before:
         return True
     if not before:
-        return " > " not in after
-    return after.startswith(before + " > ") and " > " not in after[len(before) + 3 :]
+        return SECTION_SEPARATOR not in after
+    opened = before + SECTION_SEPARATOR
+    return after.startswith(opened) and SECTION_SEPARATOR not in after[len(opened) :]
 
 
 def token_window_spans(text: str, size: int = 150, overlap: int = 50) -> list[tuple[int, int]]:
