@@ -47,6 +47,8 @@ _UNDERLINE = re.compile(r"\s*([=\-~^*#_])\1{2,}\s*")
 _NO_TEXT = re.compile(r"[^\w]*")
 _WORD = re.compile(r"[^\W_]+(?:['\u2019-][^\W_]+)*")
 _SENTENCE_END = re.compile(r"[.!?;:,]['\"\u2019\u201d)\]]*$")
+# How a sentence (not a heading) ends: a heading may ask ("Why use man-db?") or introduce (":").
+_SENTENCE_STOP = re.compile(r"[.!;,]['\"\u2019\u201d)\]]*$")
 
 
 @dataclass(frozen=True)
@@ -167,11 +169,7 @@ def plaintext_blocks(text: str, *, page_starts: Sequence[int] = ()) -> list[Bloc
             continue
         underline = _UNDERLINE.fullmatch(run)
         if underline:
-            if (
-                blocks
-                and blocks[-1].role in (roles.PARAGRAPH, roles.HEADING)
-                and "\n\n" not in text[blocks[-1].end : start]
-            ):
+            if blocks and _underlined(text, blocks[-1], start):
                 level = 1 if underline.group(1) in "=#" else 2
                 blocks[-1] = replace(blocks[-1], role=roles.HEADING, level=level, one_sentence=True)
             continue
@@ -195,6 +193,23 @@ def plaintext_blocks(text: str, *, page_starts: Sequence[int] = ()) -> list[Bloc
             label_end = start + label.end() if label else 0
             blocks.append(Block(roles.PARAGRAPH, start, end, page=page, marker_end=label_end))
     return blocks
+
+
+def _underlined(text: str, block: Block, underline_start: int) -> bool:
+    """Whether the rule starting at ``underline_start`` underlines ``block`` as a heading (setext
+    style): the block ends on the line right above it and does not end like a sentence. A numbered
+    section's title ("1. Definitions" over "----", the MPL's layout) is such a heading, though it
+    opens like a list item. A rule under a sentence ("Don't feel bad: almost everyone gets it wrong
+    at first." over a full-width rule, the Valgrind FAQ's layout) only separates what follows."""
+    if "\n\n" in text[block.end : underline_start]:
+        return False
+    line = text[block.start : block.end].strip()
+    if block.role == roles.LIST_ITEM:
+        if len(_WORD.findall(line)) > HEADING_MAX_WORDS:
+            return False
+    elif block.role not in (roles.PARAGRAPH, roles.HEADING):
+        return False
+    return not _SENTENCE_STOP.search(line)
 
 
 def _page(offset: int, page_starts: Sequence[int]) -> int | None:

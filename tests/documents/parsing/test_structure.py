@@ -77,6 +77,36 @@ HTML = b"""<html><head><title>Users and Groups</title></head><body>
 <ul><li>First item of a list.</li></ul>
 </body></html>"""
 
+MPL = b"""Mozilla Public License Version 2.0
+==================================
+
+1. Definitions
+--------------
+
+"Contributor" means each individual or legal entity that creates software.
+
+5. Termination
+--------------
+
+The rights granted under this License will terminate automatically.
+"""
+
+VALGRIND_FAQ = b"""Valgrind FAQ
+~~~~~~~~~~~~
+
+------------------------------------------------------------------------
+1. Background
+------------------------------------------------------------------------
+
+1.1. How do you pronounce "Valgrind"?
+The "Val" as in the word "value".
+
+Don't feel bad: almost everyone gets it wrong at first.
+------------------------------------------------------------------------
+
+It's not short for "value grinder".
+"""
+
 # (file name, data, the expected (role, text, section) of each sentence, in order)
 CASES = [
     (
@@ -153,6 +183,53 @@ CASES = [
                 "paragraph",
                 "man-db performs this search at least three times as quickly as man.",
                 "Why use man-db instead of man? > Performance",
+            ),
+        ],
+    ),
+    (
+        "mpl-2.0.txt",
+        MPL,
+        [
+            ("title", "Mozilla Public License Version 2.0", ""),
+            # A numbered title over a rule is a section's heading, not a list item.
+            ("heading", "1. Definitions", ""),
+            (
+                "paragraph",
+                '"Contributor" means each individual or legal entity that creates software.',
+                "1. Definitions",
+            ),
+            ("heading", "5. Termination", ""),
+            (
+                "paragraph",
+                "The rights granted under this License will terminate automatically.",
+                "5. Termination",
+            ),
+        ],
+    ),
+    (
+        "valgrind-faq.txt",
+        VALGRIND_FAQ,
+        [
+            ("title", "Valgrind FAQ", ""),
+            # A title between two full-width rules is a heading ...
+            ("heading", "1. Background", ""),
+            ("question", "1.1.", "1. Background"),
+            ("question", 'How do you pronounce "Valgrind"?', "1. Background"),
+            (
+                "paragraph",
+                'The "Val" as in the word "value".',
+                '1. Background > 1.1. How do you pronounce "Valgrind"?',
+            ),
+            # ... but a sentence over a rule stays a sentence: the rule only separates.
+            (
+                "paragraph",
+                "Don't feel bad: almost everyone gets it wrong at first.",
+                '1. Background > 1.1. How do you pronounce "Valgrind"?',
+            ),
+            (
+                "paragraph",
+                'It\'s not short for "value grinder".',
+                '1. Background > 1.1. How do you pronounce "Valgrind"?',
             ),
         ],
     ),
