@@ -39,6 +39,11 @@ QUESTION_BLOCK_MAX_SENTENCES = 3
 RUN_IN_MAX_WORDS = 6
 
 _LIST_MARKER = re.compile(r"\s*(?:[-*+\u2022\u25aa\u25e6\u2023]|\(?\d{1,3}[.)]|\(?[a-zA-Z][.)])\s+(?=\S)")
+# A clause's or an entry's outline number, "2.1. " or "3.1.1<tab>" (the MPL's clauses, the Valgrind
+# and lsof FAQs' entries): two or more numbers, closed by a full stop or a tab, which a wrapped line
+# that starts with a version or a section reference ("1.1.3 and before were ...", "2.1 of this
+# License ...") does not have.
+_OUTLINE_MARKER = re.compile(r"\s*(\d{1,3}(?:\.\d{1,3})+)(?:\.[ \t]+|\t[ \t]*)(?=\S)")
 # A FAQ's "Q:" / "A:" label before its question or answer: a mark of layout like a list marker, so
 # the sentences start after it and no answer quotes "A:  LZMA stands for ...".
 _FAQ_LABEL = re.compile(r"\s*[QA]:\s+(?=\S)")
@@ -176,17 +181,24 @@ def plaintext_blocks(text: str, *, page_starts: Sequence[int] = ()) -> list[Bloc
         if _NO_TEXT.fullmatch(run):
             continue
         page = _page(start, page_starts)
-        marker = _LIST_MARKER.match(run)
+        outline = _OUTLINE_MARKER.match(run)
+        marker = outline or _LIST_MARKER.match(run)
         words = _WORD.findall(run)
+        titled = len(words) <= HEADING_MAX_WORDS and not _SENTENCE_END.search(run)
         atx = _ATX_HEADING.match(run)
         if atx:
             # Markdown's "## Heading" in a text file, or in the text of a document stored before
             # Markdown was parsed as such (documents/services/restructure.py).
             level = len(atx.group(1))
             blocks.append(Block(roles.HEADING, start, end, level=level, page=page, one_sentence=True))
+        elif outline and titled:
+            # A numbered title ("2.1. Grants") heads what follows, one level down per number.
+            level = min(outline.group(1).count(".") + 2, 6)
+            marker_end = start + outline.end()
+            blocks.append(Block(roles.HEADING, start, end, level, page, marker_end, one_sentence=True))
         elif marker:
             blocks.append(Block(roles.LIST_ITEM, start, end, page=page, marker_end=start + marker.end()))
-        elif len(words) <= HEADING_MAX_WORDS and not _SENTENCE_END.search(run):
+        elif titled:
             blocks.append(Block(roles.HEADING, start, end, level=2, page=page, one_sentence=True))
         else:
             label = _FAQ_LABEL.match(run)

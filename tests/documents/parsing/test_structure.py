@@ -83,12 +83,21 @@ MPL = b"""Mozilla Public License Version 2.0
 1. Definitions
 --------------
 
-"Contributor" means each individual or legal entity that creates software.
+1.1. "Contributor"
+    means each individual or legal entity that creates software.
+
+2. License Grants and Conditions
+--------------------------------
+
+2.1. Grants
+
+Each Contributor hereby grants You a license.
 
 5. Termination
 --------------
 
-The rights granted under this License will terminate automatically.
+5.1. The rights granted under this License will terminate automatically
+if You fail to comply with any of its terms.
 """
 
 VALGRIND_FAQ = b"""Valgrind FAQ
@@ -193,15 +202,25 @@ CASES = [
             ("title", "Mozilla Public License Version 2.0", ""),
             # A numbered title over a rule is a section's heading, not a list item.
             ("heading", "1. Definitions", ""),
+            # A clause's outline number is its marker, not a sentence "1.1." of its own ...
+            (
+                "list_item",
+                '"Contributor"\n    means each individual or legal entity that creates software.',
+                "1. Definitions",
+            ),
+            # ... and a numbered title heads its clause, one level below the section.
+            ("heading", "2. License Grants and Conditions", ""),
+            ("heading", "2.1. Grants", "2. License Grants and Conditions"),
             (
                 "paragraph",
-                '"Contributor" means each individual or legal entity that creates software.',
-                "1. Definitions",
+                "Each Contributor hereby grants You a license.",
+                "2. License Grants and Conditions > 2.1. Grants",
             ),
             ("heading", "5. Termination", ""),
             (
-                "paragraph",
-                "The rights granted under this License will terminate automatically.",
+                "list_item",
+                "The rights granted under this License will terminate automatically\n"
+                "if You fail to comply with any of its terms.",
                 "5. Termination",
             ),
         ],
@@ -213,23 +232,22 @@ CASES = [
             ("title", "Valgrind FAQ", ""),
             # A title between two full-width rules is a heading ...
             ("heading", "1. Background", ""),
-            ("question", "1.1.", "1. Background"),
             ("question", 'How do you pronounce "Valgrind"?', "1. Background"),
             (
                 "paragraph",
                 'The "Val" as in the word "value".',
-                '1. Background > 1.1. How do you pronounce "Valgrind"?',
+                '1. Background > How do you pronounce "Valgrind"?',
             ),
             # ... but a sentence over a rule stays a sentence: the rule only separates.
             (
                 "paragraph",
                 "Don't feel bad: almost everyone gets it wrong at first.",
-                '1. Background > 1.1. How do you pronounce "Valgrind"?',
+                '1. Background > How do you pronounce "Valgrind"?',
             ),
             (
                 "paragraph",
                 'It\'s not short for "value grinder".',
-                '1. Background > 1.1. How do you pronounce "Valgrind"?',
+                '1. Background > How do you pronounce "Valgrind"?',
             ),
         ],
     ),
