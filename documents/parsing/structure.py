@@ -37,6 +37,9 @@ HEADING_MAX_WORDS = 12
 QUESTION_BLOCK_MAX_SENTENCES = 3
 # A run-in heading ("3. Grant of Patent License. Subject to ...") is at most this many words.
 RUN_IN_MAX_WORDS = 6
+# A paragraph's opening "sentence" of at most this many words ("Yes.", "No.") is a reply, cited with
+# the sentence after it: alone it answers nothing a reader can check.
+REPLY_MAX_WORDS = 2
 
 _LIST_MARKER = re.compile(r"\s*(?:[-*+\u2022\u25aa\u25e6\u2023]|\(?\d{1,3}[.)]|\(?[a-zA-Z][.)])\s+(?=\S)")
 # A clause's or an entry's outline number, "2.1. " or "3.1.1<tab>" (the MPL's clauses, the Valgrind
@@ -237,7 +240,18 @@ def _block_spans(text: str, block: Block) -> list[tuple[int, int]]:
     if block.one_sentence and block.end - start <= MAX_SENTENCE_CHARS:
         span = strip_span(text, start, block.end)
         return [span] if span[0] < span[1] else []
-    return [(start + a, start + b) for a, b in segment(text[start : block.end])]
+    spans = [(start + a, start + b) for a, b in segment(text[start : block.end])]
+    return _reply_joined(text, spans) if block.role == roles.PARAGRAPH else spans
+
+
+def _reply_joined(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``spans`` with a paragraph's opening reply ("Yes.", "No.", "Not yet.": at most
+    ``REPLY_MAX_WORDS`` words) joined to the sentence after it, so it is cited with what it answers:
+    "Is zlib Y2K-compliant?" / "Yes. zlib doesn't handle dates.". Only paragraphs: a list item's
+    opening word is its run-in heading ("4. Redistribution. You may ...")."""
+    if len(spans) > 1 and len(_WORD.findall(text, *spans[0])) <= REPLY_MAX_WORDS:
+        return [(spans[0][0], spans[1][1]), *spans[2:]]
+    return spans
 
 
 def _sentence_roles(block: Block, sentences: Sequence[str]) -> list[str]:

@@ -124,8 +124,8 @@ CASES = [
         [
             ("title", "Frequently Asked Questions about zlib", ""),
             ("question", "Is zlib Y2K-compliant?", ""),
-            ("paragraph", "Yes.", "Is zlib Y2K-compliant?"),
-            ("paragraph", "zlib doesn't handle dates.", "Is zlib Y2K-compliant?"),
+            # A paragraph's opening reply is cited with the sentence it opens, never alone.
+            ("paragraph", "Yes. zlib doesn't handle dates.", "Is zlib Y2K-compliant?"),
             # Brackets and "etc." do not cut the question in two.
             ("question", "Where's the zlib documentation (man pages, etc.)?", ""),
             ("paragraph", "It's in zlib.h .", "Where's the zlib documentation (man pages, etc.)?"),
