@@ -249,7 +249,11 @@ def _reply_joined(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, in
     ``REPLY_MAX_WORDS`` words) joined to the sentence after it, so it is cited with what it answers:
     "Is zlib Y2K-compliant?" / "Yes. zlib doesn't handle dates.". Only paragraphs: a list item's
     opening word is its run-in heading ("4. Redistribution. You may ...")."""
-    if len(spans) > 1 and len(_WORD.findall(text, *spans[0])) <= REPLY_MAX_WORDS:
+    if (
+        len(spans) > 1
+        and len(_WORD.findall(text, *spans[0])) <= REPLY_MAX_WORDS
+        and spans[1][1] - spans[0][0] <= MAX_SENTENCE_CHARS
+    ):
         return [(spans[0][0], spans[1][1]), *spans[2:]]
     return spans
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from documents.parsing import parse_bytes
+from documents.parsing import MAX_SENTENCE_CHARS, parse_bytes
 from tests.documents.parsing.files import docx_bytes, pdf_bytes
 
 ZLIB_FAQ = b"""
@@ -324,3 +324,12 @@ def test_words_hyphenated_across_a_line_break_are_rejoined(wrapped, joined):
     document = parse_bytes(wrapped.encode(), "notes.txt")[0]
     assert joined in document.sentences[0].text
     assert "-\n" not in document.text
+
+
+def test_an_opening_reply_joins_its_sentence_only_while_the_two_stay_citable():
+    long_sentence = "The answer " + "runs on " * 185 + "here."
+    data = f"Q: Is it so?\n\nYes. {long_sentence}\n\nNo. It is short.\n".encode()
+    texts = [s.text for s in parse_bytes(data, "faq.txt")[0].sentences]
+    assert "No. It is short." in texts
+    assert all(len(text) <= MAX_SENTENCE_CHARS for text in texts)
+    assert "Yes." in texts  # a sentence at the limit keeps its reply apart rather than grow past it
