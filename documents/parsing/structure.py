@@ -125,6 +125,11 @@ def document_from_blocks(
     path: list[tuple[int, str]] = []  # the open headings, outermost first
     sentences: list[ParsedSentence] = []
     for block in blocks:
+        if block.role == roles.LIST_ITEM and block.level:
+            # An outline-numbered clause ("1.6. ...") ends the scope of the numbered title before it
+            # at its depth ("1.5. ... means"), as the next heading of that level would.
+            while path and path[-1][0] >= block.level:
+                path.pop()
         spans = [(a, b) for a, b in _block_spans(text, block) if not _NO_TEXT.fullmatch(text, a, b)]
         block_roles = _sentence_roles(block, [text[a:b] for a, b in spans])
         for (start, end), role in zip(spans, block_roles, strict=True):
@@ -196,11 +201,11 @@ def plaintext_blocks(text: str, *, page_starts: Sequence[int] = ()) -> list[Bloc
             blocks.append(Block(roles.HEADING, start, end, level=level, page=page, one_sentence=True))
         elif outline and titled:
             # A numbered title ("2.1. Grants") heads what follows, one level down per number.
-            level = min(outline.group(1).count(".") + 2, 6)
-            marker_end = start + outline.end()
+            level, marker_end = _outline_level(outline), start + outline.end()
             blocks.append(Block(roles.HEADING, start, end, level, page, marker_end, one_sentence=True))
         elif marker:
-            blocks.append(Block(roles.LIST_ITEM, start, end, page=page, marker_end=start + marker.end()))
+            level = _outline_level(outline) if outline else 0
+            blocks.append(Block(roles.LIST_ITEM, start, end, level, page, marker_end=start + marker.end()))
         elif titled:
             blocks.append(Block(roles.HEADING, start, end, level=2, page=page, one_sentence=True))
         else:
@@ -208,6 +213,12 @@ def plaintext_blocks(text: str, *, page_starts: Sequence[int] = ()) -> list[Bloc
             label_end = start + label.end() if label else 0
             blocks.append(Block(roles.PARAGRAPH, start, end, page=page, marker_end=label_end))
     return blocks
+
+
+def _outline_level(outline: re.Match) -> int:
+    """The heading level of an outline number's depth: "2.1." is 3, below a section ("2." over a
+    rule) at 2."""
+    return min(outline.group(1).count(".") + 2, 6)
 
 
 def _underlined(text: str, block: Block, underline_start: int) -> bool:

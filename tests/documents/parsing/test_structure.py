@@ -86,6 +86,14 @@ MPL = b"""Mozilla Public License Version 2.0
 1.1. "Contributor"
     means each individual or legal entity that creates software.
 
+1.5. "Incompatible With Secondary Licenses"
+    means
+
+    (a) that the initial Contributor has attached the notice; or
+
+1.6. "Executable Form"
+    means any form of the work other than Source Code Form.
+
 2. License Grants and Conditions
 --------------------------------
 
@@ -206,6 +214,18 @@ CASES = [
             (
                 "list_item",
                 '"Contributor"\n    means each individual or legal entity that creates software.',
+                "1. Definitions",
+            ),
+            ("heading", '1.5. "Incompatible With Secondary Licenses"\n    means', "1. Definitions"),
+            (
+                "list_item",
+                "that the initial Contributor has attached the notice; or",
+                '1. Definitions > 1.5. "Incompatible With Secondary Licenses" means',
+            ),
+            # The next clause of that depth ends the numbered title's scope.
+            (
+                "list_item",
+                '"Executable Form"\n    means any form of the work other than Source Code Form.',
                 "1. Definitions",
             ),
             # ... and a numbered title heads its clause, one level below the section.
