@@ -12,7 +12,8 @@ How each format finds its blocks:
 - HTML: BeautifulSoup's tree (h1-h6, p, li, dt/dd, pre, table rows, captions), ``html_text.py``.
 - Word: python-docx paragraph styles (Title, Heading N, List ...) and tables, ``docx_text.py``.
 - Plain text and PDF text layers: the layout (``plaintext_blocks`` below), since they carry no
-  markup: setext underlines, list markers, short lines without a full stop, lines that ask.
+  markup: setext underlines, list markers and outline numbers ("2.1."), short lines without a full
+  stop, lines that ask.
 """
 
 from __future__ import annotations
@@ -169,10 +170,12 @@ def plaintext_blocks(text: str, *, page_starts: Sequence[int] = ()) -> list[Bloc
     """The blocks of text with no markup, read from its layout.
 
     Runs of text that no sentence may cross (``segment.paragraph_spans``: blank lines, and line
-    breaks that are no soft wrap) become blocks: a run underlined with ===/--- is a heading, one
-    opening with a list marker a list item, a short run without a full stop a heading, a run that
-    is one question a question (a FAQ's entry); the rest paragraphs, their sentences starting after
-    a FAQ's "Q:" / "A:" label. ``page_starts`` are the
+    breaks that are no soft wrap) become blocks: a run underlined with ===/--- is a heading (unless
+    it ends like a sentence: then the rule only separates), one opening with an outline number and
+    a short title ("2.1. Grants") a heading a level down per number, one opening with a list marker
+    or an outline number a list item, a short run without a full stop a heading, a run that is one
+    question a question (a FAQ's entry); the rest paragraphs, their sentences starting after a
+    FAQ's "Q:" / "A:" label. ``page_starts`` are the
     offsets where each page begins (PDF), numbering pages from 1.
     """
     blocks: list[Block] = []
