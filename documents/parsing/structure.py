@@ -13,7 +13,7 @@ How each format finds its blocks:
 - Word: python-docx paragraph styles (Title, Heading N, List ...) and tables, ``docx_text.py``.
 - Plain text and PDF text layers: the layout (``plaintext_blocks`` below), since they carry no
   markup: setext underlines, list markers and outline numbers ("2.1."), short lines without a full
-  stop, lines that ask.
+  stop that stand apart, lines that ask, short lines that read as code.
 """
 
 from __future__ import annotations
@@ -58,6 +58,13 @@ _WORD = re.compile(r"[^\W_]+(?:['\u2019-][^\W_]+)*")
 _SENTENCE_END = re.compile(r"[.!?;:,]['\"\u2019\u201d)\]]*$")
 # How a sentence (not a heading) ends: a heading may ask ("Why use man-db?") or introduce (":").
 _SENTENCE_STOP = re.compile(r"[.!;,]['\"\u2019\u201d)\]]*$")
+# Marks of a line of code, a command or an address, which a heading does not carry: braces, =, <
+# or >, a name glued to its "(" ("int main(void)", not "Contributor(s)"), "://", an "@" inside a
+# word, or a shell prompt. A short line without a full stop that has one is code, not a heading: in
+# text files such lines are code samples, commands, settings, links and signatures ("$ make
+# CC=foobar", "XZ_DEFAULTS=--memlimit-compress=150MiB", "http://..."). Read off 749 text files
+# under /usr/share/doc (docs/structure.md); a semicolon is left out, as prose records use it.
+_CODE_MARK = re.compile(r"[{}=<>]|[A-Za-z_]\w*\((?!s\))|://|\w@\w|^\s*[$#>] ")
 
 
 @dataclass(frozen=True)
@@ -173,16 +180,24 @@ def plaintext_blocks(text: str, *, page_starts: Sequence[int] = ()) -> list[Bloc
     breaks that are no soft wrap) become blocks: a run underlined with ===/--- is a heading (unless
     it ends like a sentence: then the rule only separates), one opening with an outline number and
     a short title ("2.1. Grants") a heading a level down per number, one opening with a list marker
-    or an outline number a list item, a short run without a full stop a heading, a run that is one
-    question a question (a FAQ's entry); the rest paragraphs, their sentences starting after a
-    FAQ's "Q:" / "A:" label. ``page_starts`` are the
+    or an outline number a list item, a short run without a full stop a heading when it opens a
+    group of lines (a line among lines is a record, a list entry or a line of code: the Factbook's
+    "Elevation - highest point: Jabal Shams 3,004 m") and code when it has the marks of code, a
+    command or an address, a run that is one question a question (a FAQ's entry); the rest
+    paragraphs, their sentences starting after a FAQ's "Q:" / "A:" label. ``page_starts`` are the
     offsets where each page begins (PDF), numbering pages from 1.
     """
     blocks: list[Block] = []
+    previous_end: int | None = None
     for start, end in paragraph_spans(text):
         run = text[start:end]
         if start >= end:
             continue
+        # Whether the run opens a group of lines (the text's start or a blank line before it). Typed
+        # text sets a heading apart; a PDF's text layer has no blank lines to tell, so there any run
+        # may head.
+        opens = previous_end is None or bool(page_starts) or text.count("\n", previous_end, start) > 1
+        previous_end = end
         underline = _UNDERLINE.fullmatch(run)
         if underline:
             if blocks and _underlined(text, blocks[-1], start):
@@ -209,7 +224,10 @@ def plaintext_blocks(text: str, *, page_starts: Sequence[int] = ()) -> list[Bloc
         elif marker:
             level = _outline_level(outline) if outline else 0
             blocks.append(Block(roles.LIST_ITEM, start, end, level, page, marker_end=start + marker.end()))
-        elif titled:
+        elif titled and blocks and _CODE_MARK.search(run):
+            # (A file's first line stays its title, whatever it holds: "url: https://...".)
+            blocks.append(Block(roles.CODE, start, end, page=page, one_sentence=True))
+        elif titled and opens:
             blocks.append(Block(roles.HEADING, start, end, level=2, page=page, one_sentence=True))
         else:
             label = _FAQ_LABEL.match(run)
@@ -306,11 +324,13 @@ def _section(path: Sequence[tuple[int, str]]) -> str:
     return roles.SECTION_SEPARATOR.join(name for _, name in path)
 
 
-def structure_of_text(text: str, *, title: str = "") -> tuple[ParsedSentence, ...]:
+def structure_of_text(
+    text: str, *, title: str = "", page_starts: Sequence[int] = ()
+) -> tuple[ParsedSentence, ...]:
     """The sentences, with roles and section paths, that the layout of ``text`` implies: what a
-    document stored as flat text (before structure was kept) is restructured from."""
+    document stored as flat text (before structure was kept) is restructured from. ``page_starts``:
+    a PDF's pages, as ``plaintext_blocks`` takes them."""
     if not text.strip():
         return ()
-    return document_from_blocks(
-        text, plaintext_blocks(text), external_id="", filename="", title=title
-    ).sentences
+    blocks = plaintext_blocks(text, page_starts=page_starts)
+    return document_from_blocks(text, blocks, external_id="", filename="", title=title).sentences

@@ -38,8 +38,8 @@ class Restructured:
 
 
 def document_restructure(*, document: Document) -> Restructured:
-    parsed = structure_of_text(document.text, title=document.title)
     stored = list(Sentence.objects.filter(document=document).order_by("ordinal"))
+    parsed = structure_of_text(document.text, title=document.title, page_starts=_page_starts(stored))
     changed, uncovered = [], 0
     position = 0
     for sentence in stored:
@@ -56,6 +56,24 @@ def document_restructure(*, document: Document) -> Restructured:
     with transaction.atomic():
         Sentence.objects.bulk_update(changed, ["role", "section", "page"], batch_size=1000)
     return Restructured(len(stored), len(changed), uncovered)
+
+
+def _page_starts(stored: list[Sentence]) -> list[int]:
+    """Where each page of a stored PDF begins, read off its sentences' pages (none: not a PDF), so
+    that the new parse keeps every sentence's page and reads the text layer as a PDF's. A page
+    with no sentence (a blank one) begins where the next one does."""
+    first: dict[int, int] = {}
+    for sentence in stored:
+        if sentence.page is not None:
+            first.setdefault(sentence.page, sentence.start)
+    if not first:
+        return []
+    starts = [0] * max(first)
+    following = first[max(first)]
+    for page in range(max(first), 0, -1):
+        following = first.get(page, following)
+        starts[page - 1] = following
+    return starts
 
 
 def document_rechunk(*, document: Document) -> bool:

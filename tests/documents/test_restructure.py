@@ -9,9 +9,11 @@ from django.core.management import call_command
 
 from documents import lexical, services, vectors
 from documents.models import Chunk, Document, EmbeddingSpace, LexicalUnit, Sentence, StoredVector
+from documents.parsing import parse_bytes
 from documents.parsing.assemble import document_from_text
 from documents.services.restructure import document_rechunk, document_restructure
 from documents.vectors import pool
+from tests.documents.parsing.files import pdf_bytes
 
 # A Markdown FAQ as the flat parser stored it: the heading's marks and number were sentences.
 FAQ = """# Frequently Asked Questions about zlib
@@ -56,6 +58,28 @@ def test_restructuring_keeps_every_sentence_row_and_vector_and_marks_headings(co
     sections = {s.text: s.section for s in after.values()}
     assert sections["zlib doesn't handle dates."] == "1. Is zlib Y2K-compliant?"
     assert "Done: 1 documents" in capsys.readouterr().out
+
+
+@pytest.mark.django_db
+def test_restructuring_a_pdf_keeps_its_pages_and_the_headings_of_its_text_layer(corpus, embedder):
+    # A PDF's text layer has no blank lines: its short lines head what follows wherever they stand,
+    # and each sentence keeps the page it was read from.
+    data = pdf_bytes(
+        ["Oman is a sultanate.", "History", "The sultanate signed the first of its treaties with Britain."],
+        ["Economy", "Oil and gas make up most of the sultanate's exports."],
+    )
+    parsed = parse_bytes(data, "oman.pdf", external_id="oman")[0]
+    submitted = services.document_stage(corpus=corpus, parsed=parsed, filename="oman.pdf", enqueue=False)
+    document = Document.objects.get(pk=submitted.document.pk)
+    services.document_embed(document_id=document.pk, expected_hash=document.pending_hash, embedder=embedder)
+    stored = {s.text: (s.role, s.section, s.page) for s in Sentence.objects.filter(document=document)}
+    assert stored["History"] == ("heading", "", 1)
+
+    document_restructure(document=Document.objects.get(pk=document.pk))
+
+    after = {s.text: (s.role, s.section, s.page) for s in Sentence.objects.filter(document=document)}
+    assert after == stored
+    assert after["Oil and gas make up most of the sultanate's exports."] == ("paragraph", "Economy", 2)
 
 
 @pytest.mark.django_db

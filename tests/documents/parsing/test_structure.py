@@ -124,6 +124,34 @@ Don't feel bad: almost everyone gets it wrong at first.
 It's not short for "value grinder".
 """
 
+# A country profile saved as text (the World Factbook's layout, public domain): one record a line, no
+# blank lines, the short ones under twelve words with no full stop.
+FACTBOOK_RECORDS = b"""url: https://www.cia.gov/the-world-factbook/countries/oman/
+Introduction: Background: The inhabitants of the area of present-day Oman have long prospered from \
+Indian Ocean trade. In the late 18th century, the sultanate in Muscat signed the first in a series of \
+friendship treaties with Britain.
+Geography: Elevation - highest point: Jabal Shams 3,004 m
+Geography: Elevation - lowest point: Arabian Sea 0 m
+People and Society: Population - total: 3,901,992
+"""
+
+# A README's commands, settings, addresses and links between its prose.
+INSTALL_NOTES = b"""Installing zlib
+
+Build and install with:
+
+    ./configure --prefix=/usr
+    make install
+
+Bugs go to the list:
+
+    zlib-devel@example.org
+
+Debugging
+
+Set DEBUG=1 to trace every call.
+"""
+
 # (file name, data, the expected (role, text, section) of each sentence, in order)
 CASES = [
     (
@@ -272,6 +300,46 @@ CASES = [
         ],
     ),
     (
+        # Short lines among other lines are records of a list, not headings: each can answer
+        # ("What is the highest point in Oman?") and none heads the lines after it.
+        "oman-profile.txt",
+        FACTBOOK_RECORDS,
+        [
+            ("title", "url: https://www.cia.gov/the-world-factbook/countries/oman/", ""),
+            (
+                "paragraph",
+                "Introduction: Background: The inhabitants of the area of present-day Oman have long "
+                "prospered from Indian Ocean trade.",
+                "",
+            ),
+            (
+                "paragraph",
+                "In the late 18th century, the sultanate in Muscat signed the first in a series of "
+                "friendship treaties with Britain.",
+                "",
+            ),
+            ("paragraph", "Geography: Elevation - highest point: Jabal Shams 3,004 m", ""),
+            ("paragraph", "Geography: Elevation - lowest point: Arabian Sea 0 m", ""),
+            ("paragraph", "People and Society: Population - total: 3,901,992", ""),
+        ],
+    ),
+    (
+        # A short line with the marks of code, a setting or an address is code, not a heading; a
+        # short line inside a group of lines ("make install") is no heading either.
+        "install-notes.txt",
+        INSTALL_NOTES,
+        [
+            ("title", "Installing zlib", ""),
+            ("paragraph", "Build and install with:", ""),
+            ("code", "./configure --prefix=/usr", ""),
+            ("paragraph", "make install", ""),
+            ("paragraph", "Bugs go to the list:", ""),
+            ("code", "zlib-devel@example.org", ""),
+            ("heading", "Debugging", ""),
+            ("paragraph", "Set DEBUG=1 to trace every call.", "Debugging"),
+        ],
+    ),
+    (
         "dominica.md",
         MARKDOWN_TABLE,
         [
@@ -315,6 +383,26 @@ def test_word_documents_keep_heading_styles_and_table_rows():
         ("title", "History"),
         ("paragraph", "The sultanate signed treaties with Britain."),
         ("table_row", "Year: 1970 | Event: Qaboos takes power"),
+    ]
+
+
+def test_a_pdf_heading_between_lines_stays_a_heading():
+    # A PDF's text layer has no blank lines, so a short line there heads what follows wherever it is.
+    data = pdf_bytes(
+        [
+            "Oman is a sultanate.",
+            "History",
+            "The sultanate in Muscat signed the first in a series of treaties with Britain.",
+        ]
+    )
+    document = parse_bytes(data, "oman.pdf")[0]
+    assert [(s.role, s.text, s.section) for s in document.sentences][1:] == [
+        ("heading", "History", ""),
+        (
+            "paragraph",
+            "The sultanate in Muscat signed the first in a series of treaties with Britain.",
+            "History",
+        ),
     ]
 
 
