@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from qa.pipeline.core import roles
-from qa.pipeline.core.segment import MAX_SENTENCE_CHARS, paragraph_spans, segment, strip_span
+from qa.pipeline.core.segment import MAX_SENTENCE_CHARS, RULE, paragraph_spans, segment, strip_span
 
 from .assemble import default_title
 from .types import EmptyDocument, ParsedDocument, ParsedSentence
@@ -52,7 +52,6 @@ _OUTLINE_MARKER = re.compile(r"\s*(\d{1,3}(?:\.\d{1,3})+)(?:\.[ \t]+|\t[ \t]*)(?
 # the sentences start after it and no answer quotes "A:  LZMA stands for ...".
 _FAQ_LABEL = re.compile(r"\s*[QA]:\s+(?=\S)")
 _ATX_HEADING = re.compile(r"\s*(#{1,6})\s+(?=\S)")
-_UNDERLINE = re.compile(r"\s*([=\-~^*#_])\1{2,}\s*")
 _NO_TEXT = re.compile(r"[^\w]*")
 _WORD = re.compile(r"[^\W_]+(?:['\u2019-][^\W_]+)*")
 _SENTENCE_END = re.compile(r"[.!?;:,]['\"\u2019\u201d)\]]*$")
@@ -198,7 +197,7 @@ def plaintext_blocks(text: str, *, page_starts: Sequence[int] = ()) -> list[Bloc
         # may head.
         opens = previous_end is None or bool(page_starts) or text.count("\n", previous_end, start) > 1
         previous_end = end
-        underline = _UNDERLINE.fullmatch(run)
+        underline = RULE.fullmatch(run)
         if underline:
             if blocks and _underlined(text, blocks[-1], start):
                 level = 1 if underline.group(1) in "=#" else 2

@@ -73,8 +73,11 @@ _WRAP_WIDTH_MAX = 200
 # line counts as "full" a little before the block's longest line.
 _WRAP_SLACK = 0.85
 
-_LIST_ITEM = re.compile(r"\s*(?:[-*•▪◦‣>|]|\d{1,3}[.)]\s|[a-zA-Z][.)]\s|#)")
+_LIST_ITEM = re.compile(r"\s*(?:[-*•▪◦‣>|](?=\s)|\d{1,3}[.)]\s|[a-zA-Z][.)]\s|#)")
 _HEADING = re.compile(r"\s*(?:#|\|)")
+# A line of one repeated mark ("-----", "=====") under a heading or between entries: never prose
+# (documents/parsing/structure.py reads it as a heading's underline).
+RULE = re.compile(r"\s*([=\-~^*#_])\1{2,}\s*")
 _LOWERCASE_START = re.compile(r"\s*[a-z]")
 _NO_BEFORE_CAPITAL = re.compile(r"\bno\.(?=\s+[\"“‘']?[A-Z])")
 # A piece holding only closing brackets, quotes and final punctuation ends the sentence before it:
@@ -171,7 +174,7 @@ def _blocks(lines: list[tuple[int, int]], text: str) -> Iterator[list[tuple[int,
 
 
 def _is_soft_wrap(prev: str, line: str, width: int) -> bool:
-    if _HEADING.match(prev) or _LIST_ITEM.match(line):
+    if _HEADING.match(prev) or _LIST_ITEM.match(line) or RULE.fullmatch(line):
         return False
     if _LOWERCASE_START.match(line):
         return True

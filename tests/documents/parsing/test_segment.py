@@ -105,6 +105,23 @@ def test_a_sentence_wrapped_over_several_lines_is_one_sentence():
     assert found[2:] == ["Markets fell sharply.", "Oil rose."]
 
 
+def test_a_wrapped_line_opening_with_an_option_continues_its_sentence():
+    # "--port" is no list item (a bullet is followed by a space), so the wrap is soft.
+    text = (
+        'Please use "pg_lsclusters" for displaying the cluster <-> port\n'
+        "mapping, and please have a look at the pg_createcluster manpage (the\n"
+        "--port option) for details."
+    )
+    assert [" ".join(s.split()) for s in sentences(text)] == [" ".join(text.split())]
+
+
+@pytest.mark.parametrize("mark", ["=", "-"])
+def test_a_rule_under_a_long_title_is_never_part_of_the_title(mark):
+    title = "Default clusters and upgrading between major versions"
+    text = f"{title}\n{mark * len(title)}\n\nWhen installing a package from scratch, a cluster is made."
+    assert sentences(text)[0] == title
+
+
 def test_hard_line_breaks_keep_one_record_per_line():
     text = (
         "Geography: Location: Middle East, bordering the Arabian Sea and the Gulf of Oman\n"
