@@ -11,6 +11,7 @@ from dataclasses import replace
 import pytest
 
 from bench.genre import PARTS, load_documents, load_questions
+from documents.parsing import parse_bytes
 from qa.pipeline.config.parameters import apply_parameters
 from qa.pipeline.config.presets import get_preset
 from qa.pipeline.core import roles
@@ -132,3 +133,56 @@ def test_a_fact_under_its_own_heading_is_found_not_the_sentences_of_the_section_
     assert not answer.refused, answer.note
     texts = [" ".join(s.text.split()) for s in answer.sentences]
     assert any("at least three times as quickly as man" in text for text in texts), texts
+
+
+def _profile(country: str, records: list[str]) -> bytes:
+    url = f"url: https://www.cia.gov/the-world-factbook/countries/{country.lower()}/"
+    return "\n".join([url, *records]).encode()
+
+
+# Two country profiles as a user uploads them: the World Factbook's text (public domain), one record a
+# line with no blank lines between, most of them short and without a full stop.
+PROFILES = {
+    "oman.txt": _profile(
+        "Oman",
+        [
+            "Geography: Location: Middle East, bordering the Arabian Sea, Gulf of Oman, and Persian Gulf, "
+            "between Yemen and the UAE",
+            "Geography: Area - total: 309,500 sq km",
+            "Geography: Climate: dry desert; hot, humid along coast; hot, dry interior; strong southwest "
+            "summer monsoon (May to September) in far south",
+            "Geography: Elevation - highest point: Jabal Shams 3,004 m",
+            "Geography: Elevation - lowest point: Arabian Sea 0 m",
+            "Geography: Elevation - mean elevation: 310 m",
+            "People and Society: Population - total: 3,901,992",
+            "Government: Capital - name: Muscat",
+        ],
+    ),
+    "nepal.txt": _profile(
+        "Nepal",
+        [
+            "Geography: Location: Southern Asia, between China and India",
+            "Geography: Area - total: 147,181 sq km",
+            "Geography: Climate: varies from cool summers and severe winters in north to subtropical "
+            "summers and mild winters in south",
+            "Geography: Elevation - highest point: Mount Everest (highest peak in Asia and highest point "
+            "on earth above sea level) 8,849 m",
+            "Geography: Elevation - lowest point: Kanchan Kalan 70 m",
+            "Geography: Elevation - mean elevation: 2,565 m",
+            "People and Society: Population - total: 31,122,387",
+            "Government: Capital - name: Kathmandu",
+        ],
+    ),
+}
+
+
+def test_a_record_of_an_uploaded_country_profile_is_quoted_as_the_answer():
+    # Each short record was a heading, so none could be quoted: the Oman question was answered from
+    # another record, and Everest is Nepal's, not Oman's.
+    documents = [doc for name, data in PROFILES.items() for doc in parse_bytes(data, name)]
+    answer = answer_question(
+        "What is the highest point in Oman?", pipeline=in_memory_pipeline(documents)
+    ).answer
+    assert not answer.refused, answer.note
+    assert "Jabal Shams 3,004 m" in answer.sentences[0].text
+    assert not any("Everest" in s.text for s in answer.sentences)
