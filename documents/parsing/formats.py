@@ -14,6 +14,9 @@ from .structure import document_from_blocks, plaintext_blocks
 from .types import EmptyDocument, ParsedDocument, UnsupportedFileType
 
 SUPPORTED_EXTENSIONS = (".txt", ".md", ".html", ".htm", ".pdf", ".docx", ".json", ".jsonl")
+# Formats whose structure is read from their markup (headings, tables, lists), which the stored text
+# of a document no longer holds: reading that text's layout again would lose it.
+MARKUP_EXTENSIONS = (".md", ".html", ".htm", ".docx")
 
 
 def parse_bytes(data: bytes, filename: str, *, external_id: str | None = None) -> list[ParsedDocument]:

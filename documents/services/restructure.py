@@ -6,7 +6,9 @@ replaced: each stored sentence keeps its primary key, text and vector, so every 
 an answer, review or gold case keeps pointing at the same sentence. A stored sentence takes the
 structure of the new sentence that covers it (the same span, or a wider one: "## 1." and "Is zlib
 Y2K-compliant?", once two sentences, both lie inside the heading "## 1. Is zlib Y2K-compliant?");
-one no new sentence covers keeps what it had.
+one no new sentence covers keeps what it had. Plain text and PDFs are read again from their layout,
+so a change of the layout rules reaches them; a document parsed from markup (Markdown, HTML, Word)
+with its structure kept is left as it is, since its stored text no longer holds the markup.
 
 Once its sentences have sections, a document's chunks are recut so that none runs across a section
 (``document_rechunk``): new chunk rows, their vectors pooled from the stored sentence vectors of
@@ -17,6 +19,7 @@ untouched; chunks are only ever searched, never cited.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import PurePath
 
 import numpy as np
 from django.conf import settings
@@ -25,9 +28,11 @@ from django.db import transaction
 from documents import copy_rows, lexical, vectors
 from documents.models import Chunk, Document, EmbeddingSpace, LexicalUnit, Sentence, StoredVector
 from documents.parsing import section_windows
+from documents.parsing.formats import MARKUP_EXTENSIONS
 from documents.parsing.structure import structure_of_text
 from documents.services.ingestion import chunk_rows, next_corpus_version
 from documents.vectors import pool
+from qa.pipeline.core import roles
 
 
 @dataclass(frozen=True)
@@ -35,10 +40,13 @@ class Restructured:
     sentences: int  # the document's stored sentences
     changed: int  # those whose role, section or page changed
     uncovered: int  # those no sentence of the new parse covers (left as they were)
+    from_markup: bool = False  # left as it was: its structure came from its markup
 
 
 def document_restructure(*, document: Document) -> Restructured:
     stored = list(Sentence.objects.filter(document=document).order_by("ordinal"))
+    if _structured_by_markup(document, stored):
+        return Restructured(len(stored), 0, 0, from_markup=True)
     parsed = structure_of_text(document.text, title=document.title, page_starts=_page_starts(stored))
     changed, uncovered = [], 0
     position = 0
@@ -56,6 +64,15 @@ def document_restructure(*, document: Document) -> Restructured:
     with transaction.atomic():
         Sentence.objects.bulk_update(changed, ["role", "section", "page"], batch_size=1000)
     return Restructured(len(stored), len(changed), uncovered)
+
+
+def _structured_by_markup(document: Document, stored: list[Sentence]) -> bool:
+    """Whether the document was parsed from markup (Markdown, HTML, Word) with its structure kept:
+    its stored text has lost the markup, so its layout would give worse roles than it has (a
+    Markdown table's rows read as paragraphs). A flat document of any format, stored before
+    structure was kept, has nothing to lose and is read from its layout."""
+    markup = PurePath(document.filename).suffix.lower() in MARKUP_EXTENSIONS
+    return markup and any(s.role != roles.PARAGRAPH or s.section for s in stored)
 
 
 def _page_starts(stored: list[Sentence]) -> list[int]:

@@ -83,6 +83,23 @@ def test_restructuring_a_pdf_keeps_its_pages_and_the_headings_of_its_text_layer(
 
 
 @pytest.mark.django_db
+def test_restructuring_keeps_the_structure_a_markdown_document_got_from_its_markup(corpus, embedder, capsys):
+    # The stored text has lost the table's pipes: read again as plain text, its rows were paragraphs.
+    data = b"# Dominica\n\n| Indicator | 2021 | 2022 |\n|---|---|---|\n| Population | 72,412 | 72,737 |\n"
+    parsed = parse_bytes(data, "dominica.md")[0]
+    submitted = services.document_stage(corpus=corpus, parsed=parsed, filename="dominica.md", enqueue=False)
+    document = Document.objects.get(pk=submitted.document.pk)
+    services.document_embed(document_id=document.pk, expected_hash=document.pending_hash, embedder=embedder)
+    stored = {s.text: (s.role, s.section) for s in Sentence.objects.filter(document=document)}
+    assert stored["Indicator: Population | 2021: 72,412 | 2022: 72,737"] == ("table_row", "")
+
+    call_command("restructure_documents", "--corpus", corpus.name)
+
+    assert {s.text: (s.role, s.section) for s in Sentence.objects.filter(document=document)} == stored
+    assert "1 documents kept the structure their markup gave them" in capsys.readouterr().out
+
+
+@pytest.mark.django_db
 def test_restructuring_an_unknown_corpus_names_it():
     from django.core.management.base import CommandError
 

@@ -2,7 +2,8 @@
 
 Gives the sentences of documents stored before sentences kept their structure their role
 (heading, question, list item ...) and section path, from the stored text, in place: nothing is
-re-embedded and every stored citation keeps its sentence. Then recuts each document's chunks so that
+re-embedded and every stored citation keeps its sentence. Plain text and PDFs are read again with
+the current layout rules; a Markdown, HTML or Word document that has its structure keeps it. Then recuts each document's chunks so that
 none runs across a section, as ingestion cuts them (documents/services/restructure.py).
 """
 
@@ -32,12 +33,13 @@ class Command(BaseCommand):
                 raise CommandError(f"no corpus named {', '.join(sorted(missing))}")
         documents = Document.objects.filter(corpus__in=corpora, status=Document.Status.READY).order_by("pk")
         total = documents.count()
-        sentences = changed = uncovered = rechunked = 0
+        sentences = changed = uncovered = rechunked = from_markup = 0
         for number, document in enumerate(documents.iterator(), 1):
             result = document_restructure(document=document)
             sentences += result.sentences
             changed += result.changed
             uncovered += result.uncovered
+            from_markup += result.from_markup
             rechunked += document_rechunk(document=document)
             if number % 50 == 0 or number == total:
                 self.stdout.write(
@@ -47,5 +49,6 @@ class Command(BaseCommand):
         self.stdout.write(
             f"Done: {total} documents, {sentences} sentences, {changed} changed, "
             f"{uncovered} kept as they were (no new sentence covers them); "
+            f"{from_markup} documents kept the structure their markup gave them (Markdown, HTML, Word); "
             f"{rechunked} documents' chunks recut inside sections."
         )
