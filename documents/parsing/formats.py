@@ -7,7 +7,7 @@ from pathlib import PurePath
 from .docx_text import docx_blocks
 from .html_text import html_blocks
 from .markdown_text import markdown_blocks
-from .pdf_text import pdf_pages
+from .pdf_text import pdf_pages, without_page_furniture
 from .plaintext import decode_text, join_line_break_hyphens, normalize_line_breaks
 from .presegmented import documents_from_json, parse_json, parse_jsonl, presegmented_value
 from .structure import document_from_blocks, plaintext_blocks
@@ -53,7 +53,8 @@ def parse_bytes(data: bytes, filename: str, *, external_id: str | None = None) -
         text, blocks = built.text, built.blocks
     elif extension == ".pdf":
         title, pages = pdf_pages(data, name)
-        text, page_starts = _join_pages([join_line_break_hyphens(normalize_line_breaks(p)) for p in pages])
+        pages = without_page_furniture([join_line_break_hyphens(normalize_line_breaks(p)) for p in pages])
+        text, page_starts = _join_pages(pages)
         blocks = plaintext_blocks(text, page_starts=page_starts)
     else:
         text = decode_text(data, name)

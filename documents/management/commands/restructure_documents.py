@@ -3,8 +3,9 @@
 Gives the sentences of documents stored before sentences kept their structure their role
 (heading, question, list item ...) and section path, from the stored text, in place: nothing is
 re-embedded and every stored citation keeps its sentence. Plain text and PDFs are read again with
-the current layout rules; a Markdown, HTML or Word document that has its structure keeps it. Then recuts each document's chunks so that
-none runs across a section, as ingestion cuts them (documents/services/restructure.py).
+the current layout rules; a Markdown, HTML or Word document that has its structure keeps it. Then
+recuts each document's chunks so that none runs across a section, as ingestion cuts them
+(documents/services/restructure.py).
 """
 
 from __future__ import annotations

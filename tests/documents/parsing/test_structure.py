@@ -406,6 +406,26 @@ def test_a_pdf_heading_between_lines_stays_a_heading():
     ]
 
 
+def test_a_pdfs_running_header_and_page_numbers_are_no_sentences_and_head_nothing():
+    # Printed around every page: left in, each was a heading, and page 2 sat under "Oman country
+    # report" instead of "History".
+    data = pdf_bytes(
+        ["Oman country report", "History", "The sultanate signed treaties with Britain.", "1"],
+        ["Oman country report", "Its first treaty with Britain was signed in 1798.", "2"],
+        ["Oman country report", "Economy", "Oil and gas make up most of its exports.", "3"],
+    )
+    document = parse_bytes(data, "oman.pdf")[0]
+    assert document.title == "Oman country report"
+    assert [(s.role, s.text, s.section, s.page) for s in document.sentences] == [
+        ("title", "Oman country report", "", 1),
+        ("heading", "History", "", 1),
+        ("paragraph", "The sultanate signed treaties with Britain.", "History", 1),
+        ("paragraph", "Its first treaty with Britain was signed in 1798.", "History", 2),
+        ("heading", "Economy", "", 3),
+        ("paragraph", "Oil and gas make up most of its exports.", "Economy", 3),
+    ]
+
+
 def test_pdf_sentences_know_their_page():
     data = pdf_bytes(
         ["Oman is a sultanate on the Arabian Peninsula."], ["Its capital is Muscat, on the coast."]
