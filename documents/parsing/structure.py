@@ -61,8 +61,9 @@ _SENTENCE_STOP = re.compile(r"[.!;,]['\"\u2019\u201d)\]]*$")
 # or >, a name glued to its "(" ("int main(void)", not "Contributor(s)"), "://", an "@" inside a
 # word, or a shell prompt. A short line without a full stop that has one is code, not a heading: in
 # text files such lines are code samples, commands, settings, links and signatures ("$ make
-# CC=foobar", "XZ_DEFAULTS=--memlimit-compress=150MiB", "http://..."). Read off 749 text files
-# under /usr/share/doc (docs/structure.md); a semicolon is left out, as prose records use it.
+# CC=foobar", "XZ_DEFAULTS=--memlimit-compress=150MiB", "http://..."). Read off 759 text files
+# under /usr/share/doc (python -m bench.headings, docs/structure.md); a semicolon is left out, as
+# prose records use it.
 _CODE_MARK = re.compile(r"[{}=<>]|[A-Za-z_]\w*\((?!s\))|://|\w@\w|^\s*[$#>] ")
 
 

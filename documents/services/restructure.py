@@ -69,7 +69,7 @@ def document_restructure(*, document: Document) -> Restructured:
 def _structured_by_markup(document: Document, stored: list[Sentence]) -> bool:
     """Whether the document was parsed from markup (Markdown, HTML, Word) with its structure kept:
     its stored text has lost the markup, so its layout would give worse roles than it has (a
-    Markdown table's rows read as paragraphs). A flat document of any format, stored before
+    Markdown table's rows read as headings). A flat document of any format, stored before
     structure was kept, has nothing to lose and is read from its layout."""
     markup = PurePath(document.filename).suffix.lower() in MARKUP_EXTENSIONS
     return markup and any(s.role != roles.PARAGRAPH or s.section for s in stored)

@@ -28,14 +28,19 @@ Yes. However any library routines that zlib uses must also be thread-safe.
 """
 
 
+def stored_document(corpus, embedder, parsed, filename: str) -> Document:
+    """Stage and embed a parsed document, as an upload is stored."""
+    submitted = services.document_stage(corpus=corpus, parsed=parsed, filename=filename, enqueue=False)
+    document = Document.objects.get(pk=submitted.document.pk)
+    services.document_embed(document_id=document.pk, expected_hash=document.pending_hash, embedder=embedder)
+    return Document.objects.get(pk=document.pk)
+
+
 def flat_document(corpus, embedder) -> Document:
     """Stage and embed ``FAQ`` as documents were before structure was kept: every sentence plain."""
     parsed = document_from_text(FAQ, external_id="zlib-faq", filename="zlib-faq.md")
     assert {s.role for s in parsed.sentences} == {"paragraph"}
-    submitted = services.document_stage(corpus=corpus, parsed=parsed, filename="zlib-faq.md", enqueue=False)
-    document = Document.objects.get(pk=submitted.document.pk)
-    services.document_embed(document_id=document.pk, expected_hash=document.pending_hash, embedder=embedder)
-    return Document.objects.get(pk=document.pk)
+    return stored_document(corpus, embedder, parsed, "zlib-faq.md")
 
 
 @pytest.mark.django_db
@@ -68,14 +73,11 @@ def test_restructuring_a_pdf_keeps_its_pages_and_the_headings_of_its_text_layer(
         ["Oman is a sultanate.", "History", "The sultanate signed the first of its treaties with Britain."],
         ["Economy", "Oil and gas make up most of the sultanate's exports."],
     )
-    parsed = parse_bytes(data, "oman.pdf", external_id="oman")[0]
-    submitted = services.document_stage(corpus=corpus, parsed=parsed, filename="oman.pdf", enqueue=False)
-    document = Document.objects.get(pk=submitted.document.pk)
-    services.document_embed(document_id=document.pk, expected_hash=document.pending_hash, embedder=embedder)
+    document = stored_document(corpus, embedder, parse_bytes(data, "oman.pdf")[0], "oman.pdf")
     stored = {s.text: (s.role, s.section, s.page) for s in Sentence.objects.filter(document=document)}
     assert stored["History"] == ("heading", "", 1)
 
-    document_restructure(document=Document.objects.get(pk=document.pk))
+    document_restructure(document=document)
 
     after = {s.text: (s.role, s.section, s.page) for s in Sentence.objects.filter(document=document)}
     assert after == stored
@@ -84,12 +86,9 @@ def test_restructuring_a_pdf_keeps_its_pages_and_the_headings_of_its_text_layer(
 
 @pytest.mark.django_db
 def test_restructuring_keeps_the_structure_a_markdown_document_got_from_its_markup(corpus, embedder, capsys):
-    # The stored text has lost the table's pipes: read again as plain text, its rows were paragraphs.
+    # The stored text has lost the table's pipes: read again as plain text, a row was a heading.
     data = b"# Dominica\n\n| Indicator | 2021 | 2022 |\n|---|---|---|\n| Population | 72,412 | 72,737 |\n"
-    parsed = parse_bytes(data, "dominica.md")[0]
-    submitted = services.document_stage(corpus=corpus, parsed=parsed, filename="dominica.md", enqueue=False)
-    document = Document.objects.get(pk=submitted.document.pk)
-    services.document_embed(document_id=document.pk, expected_hash=document.pending_hash, embedder=embedder)
+    document = stored_document(corpus, embedder, parse_bytes(data, "dominica.md")[0], "dominica.md")
     stored = {s.text: (s.role, s.section) for s in Sentence.objects.filter(document=document)}
     assert stored["Indicator: Population | 2021: 72,412 | 2022: 72,737"] == ("table_row", "")
 
