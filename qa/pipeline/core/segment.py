@@ -78,6 +78,9 @@ _HEADING = re.compile(r"\s*(?:#|\|)")
 # A line of one repeated mark ("-----", "=====") under a heading or between entries: never prose
 # (documents/parsing/structure.py reads it as a heading's underline).
 RULE = re.compile(r"\s*([=\-~^*#_])\1{2,}\s*")
+# A line that opens with a label ("Status: ", "Geography: "): two in a row are records of a list or a
+# profile, never one sentence wrapped, however full the first line is.
+_LABELLED = re.compile(r"\s*[A-Z][\w ()/-]{0,40}:\s")
 _LOWERCASE_START = re.compile(r"\s*[a-z]")
 _NO_BEFORE_CAPITAL = re.compile(r"\bno\.(?=\s+[\"“‘']?[A-Z])")
 # A piece holding only closing brackets, quotes and final punctuation ends the sentence before it:
@@ -175,6 +178,8 @@ def _blocks(lines: list[tuple[int, int]], text: str) -> Iterator[list[tuple[int,
 
 def _is_soft_wrap(prev: str, line: str, width: int) -> bool:
     if _HEADING.match(prev) or _LIST_ITEM.match(line) or RULE.fullmatch(line):
+        return False
+    if _LABELLED.match(prev) and _LABELLED.match(line):
         return False
     if _LOWERCASE_START.match(line):
         return True

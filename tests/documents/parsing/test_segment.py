@@ -122,6 +122,16 @@ def test_a_rule_under_a_long_title_is_never_part_of_the_title(mark):
     assert sentences(text)[0] == title
 
 
+def test_labelled_records_stay_apart_however_full_a_line_is():
+    # The first record is the block's longest line, so it looked "full", as a wrapped line is.
+    text = (
+        "Geography: Location: Middle East, bordering the Arabian Sea, Gulf of Oman, and Persian Gulf\n"
+        "Geography: Area - total: 309,500 sq km\n"
+        "Geography: Elevation - highest point: Jabal Shams 3,004 m"
+    )
+    assert sentences(text) == text.split("\n")
+
+
 def test_hard_line_breaks_keep_one_record_per_line():
     text = (
         "Geography: Location: Middle East, bordering the Arabian Sea and the Gulf of Oman\n"
