@@ -12,10 +12,10 @@ from .types import ParseError
 
 # Producers write these when the author never set a title; a first line of
 # body text is a better title than any of them.
+_PLACEHOLDER_TITLE = re.compile(r"^(untitled|anonymous|microsoft word\b.*|.*\.(docx?|pdf|tex|odt))$", re.I)
 # A page number alone on a line: arabic, or lower-case roman as front matter is numbered.
 _PAGE_NUMBER = re.compile(r"\s*(?:\d{1,4}|[ivxlc]{1,7})\s*")
 _NUMBER = re.compile(r"\d+")
-_PLACEHOLDER_TITLE = re.compile(r"^(untitled|anonymous|microsoft word\b.*|.*\.(docx?|pdf|tex|odt))$", re.I)
 
 
 def pdf_pages(data: bytes, filename: str) -> tuple[str, list[str]]:
