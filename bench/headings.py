@@ -1,6 +1,7 @@
 """What plain-text parsing makes headings and code of, in real text files.
 
     .venv/bin/python -m bench.headings [--list] [PATH ...]
+    .venv/bin/python -m bench.headings --list $(find /usr/share/doc -name '*.html' -size +3k)
 
 With no PATH it reads the text files Debian installs under /usr/share/doc (READMEs, FAQs and
 .txt files, gzipped or not; no HTML, Markdown or Debian packaging notes), files no set was tuned
@@ -15,9 +16,10 @@ import argparse
 import gzip
 import sys
 from collections import Counter
-from pathlib import Path
+from pathlib import Path, PurePath
 
 from documents.parsing import parse_bytes
+from documents.parsing.formats import SUPPORTED_EXTENSIONS
 from documents.parsing.types import ParseError
 
 DOC_ROOT = Path("/usr/share/doc")
@@ -38,12 +40,13 @@ def debian_text_files(root: Path = DOC_ROOT) -> list[Path]:
 
 
 def read_text_file(path: Path) -> tuple[bytes, str]:
-    """The file's bytes (unzipped) and a name that parses it as plain text."""
+    """The file's bytes (unzipped) and a name that parses it: its own for a format uploads take
+    (.html, .md ...), else as plain text ("README", "FAQ")."""
     data = path.read_bytes()
     name = path.name
     if name.endswith(".gz"):
         data, name = gzip.decompress(data), name.removesuffix(".gz")
-    return data, name if name.endswith(".txt") else f"{name}.txt"
+    return data, name if PurePath(name).suffix.lower() in SUPPORTED_EXTENSIONS else f"{name}.txt"
 
 
 def main(argv: list[str] | None = None) -> int:

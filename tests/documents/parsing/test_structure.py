@@ -372,6 +372,28 @@ def test_each_sentence_keeps_its_role_and_section(name, data, expected):
         assert document.text[sentence.start : sentence.end] == sentence.text
 
 
+def test_generated_html_docs_lose_their_permalink_marks_and_copy_buttons():
+    # Node.js's API pages and Sphinx's put a "#" or "¶" link in every heading, and a "copy" button
+    # after every code sample: neither is the document's text.
+    data = b"""<html><body>
+<h1>URL</h1>
+<h2>URL strings<span><a class="mark" href="#url-strings">#</a></span></h2>
+<p>A URL string is a structured string.</p>
+<h3>Parsing <a class="headerlink" href="#parsing" title="Permalink">\xc2\xb6</a></h3>
+<pre><code>const url = new URL('https://example.org/');</code><button class="copy-button">copy</button></pre>
+<p>See <a href="#url-strings">URL strings</a> above.</p>
+</body></html>"""
+    document = parse_bytes(data, "url.html")[0]
+    assert [(s.role, s.text, s.section) for s in document.sentences] == [
+        ("title", "URL", ""),
+        ("heading", "URL strings", ""),
+        ("paragraph", "A URL string is a structured string.", "URL strings"),
+        ("heading", "Parsing", "URL strings"),
+        ("code", "const url = new URL('https://example.org/');", "URL strings > Parsing"),
+        ("paragraph", "See URL strings above.", "URL strings > Parsing"),
+    ]
+
+
 def test_word_documents_keep_heading_styles_and_table_rows():
     data = docx_bytes(
         "The sultanate signed treaties with Britain.",
