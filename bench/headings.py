@@ -1,4 +1,4 @@
-"""What plain-text parsing makes headings and code of, in real text files.
+"""What parsing makes headings and code of, in real files: Debian's text documentation by default.
 
     .venv/bin/python -m bench.headings [--list] [PATH ...]
     .venv/bin/python -m bench.headings --list $(find /usr/share/doc -name '*.html' -size +3k)
@@ -51,7 +51,7 @@ def read_text_file(path: Path) -> tuple[bytes, str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.headings", description=__doc__.split("\n")[0])
-    parser.add_argument("paths", nargs="*", type=Path, help="text files (default: /usr/share/doc's)")
+    parser.add_argument("paths", nargs="*", type=Path, help="files (default: /usr/share/doc's text files)")
     parser.add_argument("--list", action="store_true", help="print every heading and code sentence")
     args = parser.parse_args(argv)
     paths = args.paths or debian_text_files()
