@@ -9,14 +9,11 @@ from bs4 import BeautifulSoup, Comment, Declaration, Doctype, NavigableString, P
 from qa.pipeline.core import roles
 
 from .assemble import TITLE_MAX_CHARS, shorten
-from .structure import INNER_LEVEL, BlockText, table_row_text
+from .structure import INNER_LEVEL, NO_TEXT, BlockText, table_row_text
 
 # Never rendered as text, or page furniture that would pollute retrieval (a code sample's "copy"
 # button is a control, not text).
 _INVISIBLE = ("script", "style", "noscript", "template", "head", "nav", "svg", "iframe", "object", "button")
-# A link's text with no letter or digit: the permalink mark documentation generators put in each
-# heading ("#" in Node.js's docs, "¶" in Sphinx's and Texinfo's), which no reader reads as part of it.
-_MARK_ONLY = re.compile(r"[^\w]*")
 _HEADINGS = {f"h{n}": n for n in range(1, 7)}
 # Elements that hold text of one role; anything else holding text is read as a paragraph.
 _LEAF_ROLES = {
@@ -49,7 +46,9 @@ def html_blocks(data: bytes) -> tuple[str, BlockText]:
     for element in soup.find_all(_INVISIBLE):
         element.decompose()
     for link in soup.find_all("a", href=True):
-        if link["href"].startswith("#") and _MARK_ONLY.fullmatch(link.get_text()):
+        # A link to a place in the page with no letter or digit: the permalink mark documentation
+        # generators put in each heading ("#" in Node.js's docs, "¶" in Sphinx's and Texinfo's).
+        if link["href"].startswith("#") and NO_TEXT.fullmatch(link.get_text()):
             link.decompose()
     for node in soup.find_all(string=True):
         if isinstance(node, (Comment, Declaration, Doctype, ProcessingInstruction)):

@@ -52,19 +52,21 @@ _OUTLINE_MARKER = re.compile(r"\s*(\d{1,3}(?:\.\d{1,3})+)(?:\.[ \t]+|\t[ \t]*)(?
 # the sentences start after it and no answer quotes "A:  LZMA stands for ...".
 _FAQ_LABEL = re.compile(r"\s*[QA]:\s+(?=\S)")
 _ATX_HEADING = re.compile(r"\s*(#{1,6})\s+(?=\S)")
-_NO_TEXT = re.compile(r"[^\w]*")
+# Text with no letter or digit: a rule, a lone mark, punctuation. No sentence is made of it.
+NO_TEXT = re.compile(r"[^\w]*")
 _WORD = re.compile(r"[^\W_]+(?:['\u2019-][^\W_]+)*")
 _SENTENCE_END = re.compile(r"[.!?;:,]['\"\u2019\u201d)\]]*$")
 # How a sentence (not a heading) ends: a heading may ask ("Why use man-db?") or introduce (":").
 _SENTENCE_STOP = re.compile(r"[.!;,]['\"\u2019\u201d)\]]*$")
 # Marks of a line of code, a command or an address, which a heading does not carry: braces, =, <
 # or >, a name glued to its "(" ("int main(void)", not "Contributor(s)"), "://", an "@" inside a
-# word, or a shell prompt. A short line without a full stop that has one is code, not a heading: in
-# text files such lines are code samples, commands, settings, links and signatures ("$ make
-# CC=foobar", "XZ_DEFAULTS=--memlimit-compress=150MiB", "http://..."). Read off 759 text files
-# under /usr/share/doc (python -m bench.headings, docs/structure.md); a semicolon is left out, as
-# prose records use it.
-_CODE_MARK = re.compile(r"[{}=<>]|[A-Za-z_]\w*\((?!s\))|://|\w@\w|^\s*[$#>] ")
+# word, or a shell prompt ("$ "; a "# " line is read as a Markdown heading before this). A short
+# line without a full stop that has one is code, not a heading: in text files such lines are code
+# samples, commands, settings, links and signatures ("$ make CC=foobar",
+# "XZ_DEFAULTS=--memlimit-compress=150MiB", "http://..."). Read off 759 text files under
+# /usr/share/doc (python -m bench.headings, docs/structure.md); a semicolon is left out, as prose
+# records use it.
+_CODE_MARK = re.compile(r"[{}=<>]|[A-Za-z_]\w*\((?!s\))|://|\w@\w|^\s*\$ ")
 
 
 @dataclass(frozen=True)
@@ -90,7 +92,7 @@ class BlockText:
 
     def add(self, role: str, text: str, *, level: int = 0, page: int | None = None) -> None:
         text = text.strip()
-        if not text or _NO_TEXT.fullmatch(text):
+        if not text or NO_TEXT.fullmatch(text):
             return
         if self.parts:
             self.parts.append("\n\n")
@@ -138,7 +140,7 @@ def document_from_blocks(
             # at its depth ("1.5. ... means"), as the next heading of that level would.
             while path and path[-1][0] >= block.level:
                 path.pop()
-        spans = [(a, b) for a, b in _block_spans(text, block) if not _NO_TEXT.fullmatch(text, a, b)]
+        spans = [(a, b) for a, b in _block_spans(text, block) if not NO_TEXT.fullmatch(text, a, b)]
         block_roles = _sentence_roles(block, [text[a:b] for a, b in spans])
         for (start, end), role in zip(spans, block_roles, strict=True):
             sentence = text[start:end]
@@ -204,7 +206,7 @@ def plaintext_blocks(text: str, *, page_starts: Sequence[int] = ()) -> list[Bloc
                 level = 1 if underline.group(1) in "=#" else 2
                 blocks[-1] = replace(blocks[-1], role=roles.HEADING, level=level, one_sentence=True)
             continue
-        if _NO_TEXT.fullmatch(run):
+        if NO_TEXT.fullmatch(run):
             continue
         page = _page(start, page_starts)
         outline = _OUTLINE_MARKER.match(run)
